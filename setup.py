@@ -1,0 +1,60 @@
+"""spacy-mimick: MIMICK OOV word vectors (Pinter et al., EMNLP 2017) for spaCy.
+
+Entry points register the factories, architectures, scorers and readers with
+spaCy's registries, so ``spacy.blank("en").add_pipe("mimick_vectors")`` works
+without importing this package first.
+"""
+from setuptools import find_packages, setup
+
+setup(
+    name="spacy-mimick",
+    version="0.1.0",
+    description="MIMICK: predict word vectors for out-of-vocabulary words from their spelling, for spaCy",
+    long_description=open("README.md", encoding="utf8").read(),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.9",
+    packages=find_packages(include=["spacy_mimick", "spacy_mimick.*"]),
+    include_package_data=True,
+    install_requires=[
+        # spaCy and thinc: the pipeline, registries, DocBin, Scorer.
+        "spacy>=3.8,<3.9",
+        "thinc>=8.3,<8.4",
+        # torch trains the Mimick model and runs the tagger. Install the CPU wheel first
+        # (`pip install torch==2.13.0`): this range is then satisfied without a CUDA download.
+        "torch>=2.1",
+        "numpy>=1.24",
+        # CoNLL-U parsing (multiword tokens, empty nodes) instead of a hand-written reader.
+        "conllu>=4.5",
+        # Spearman's rho, McNemar / bootstrap significance tests.
+        "scipy>=1.10",
+        # Progress display for training and conversion.
+        "tqdm>=4.60",
+        # The CLI, like spaCy's own (spaCy already depends on typer).
+        "typer>=0.9",
+    ],
+    extras_require={
+        # Learning-curve plots in the project's report step.
+        "plots": ["matplotlib>=3.7"],
+        "test": ["pytest>=7"],
+    },
+    entry_points={
+        "spacy_factories": [
+            "mimick_vectors = spacy_mimick.mimick_component:make_mimick_vectors",
+            "mimick_tagger = spacy_mimick.tagger_component:make_mimick_tagger",
+        ],
+        "spacy_architectures": [
+            "spacy_mimick.Mimick.v1 = spacy_mimick.mimick_model:build_mimick_v1",
+            "spacy_mimick.MimickNgram.v1 = spacy_mimick.mimick_model:build_mimick_ngram_v1",
+            "spacy_mimick.MimickTagger.v1 = spacy_mimick.tagger_model:build_mimick_tagger_v1",
+        ],
+        "spacy_scorers": [
+            "spacy_mimick.attribute_scorer.v1 = spacy_mimick.scorer:make_attribute_scorer",
+        ],
+        "spacy_readers": [
+            "spacy_mimick.ConllCorpus.v1 = spacy_mimick.ud:create_conllu_corpus_reader",
+        ],
+        "console_scripts": ["spacy-mimick = spacy_mimick.cli:main"],
+    },
+    classifiers=["Framework :: spaCy", "Programming Language :: Python :: 3"],
+)

@@ -1,0 +1,62 @@
+"""Per-token vectors of a Doc: the static table first, then Mimick's predictions for OOV tokens.
+
+The ``mimick_vectors`` component stores its predictions in ``doc.user_data[OOV_VECTORS_KEY]``
+(a ``{word: float32 vector}`` dict). ``user_data`` survives ``DocBin`` (``store_user_data=True``)
+and ``nlp.pipe(n_process=...)``, unlike ``doc.user_hooks``; this module reads vectors from the
+two sources without going through the hooks, so downstream components (the tagger) get the same
+vectors whether or not the hooks are installed.
+"""
+from typing import Dict, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.vectors import Mode
+
+OOV_VECTORS_KEY = "spacy_mimick.oov_vectors"
+
+
+def get_oov_table(doc: Doc) -> Dict[str, numpy.ndarray]:
+    """The Mimick predictions stored on ``doc`` ({} when there are none)."""
+    return doc.user_data.get(OOV_VECTORS_KEY, {})
+
+
+def doc_vectors(doc: Doc) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """Return ``(vectors, has_vector, predicted)`` for the tokens of ``doc``.
+
+    vectors: float32 (n_tokens, width); has_vector: bool (n_tokens,), True where the static
+    table or Mimick gave a vector; predicted: bool, True where the vector is Mimick's.
+    Rows with neither are zeros. ``width`` is the static table's width (0 if it is empty).
+    """
+    vectors = doc.vocab.vectors
+    n = len(doc)
+    width = vectors.shape[1] if vectors.shape[0] else 0
+    table = get_oov_table(doc)
+    if width == 0 and table:
+        width = len(next(iter(table.values())))
+    out = numpy.zeros((n, width), dtype="float32")
+    has_vector = numpy.zeros((n,), dtype=bool)
+    predicted = numpy.zeros((n,), dtype=bool)
+    if n == 0 or width == 0:
+        return out, has_vector, predicted
+    if vectors.mode == Mode.floret:
+        # floret tables have a vector for every string: nothing is OOV.
+        for i, token in enumerate(doc):
+            out[i] = doc.vocab.get_vector(token.orth)
+        has_vector[:] = True
+        return out, has_vector, predicted
+    rows = vectors.find(keys=[t.orth for t in doc]) if vectors.shape[0] else numpy.full((n,), -1)
+    rows = numpy.asarray(rows)
+    found = rows >= 0
+    if found.any():
+        data = vectors.data
+        data = data.get() if hasattr(data, "get") else data  # cupy -> numpy
+        out[found] = data[rows[found]]
+        has_vector[found] = True
+    if table:
+        for i in numpy.flatnonzero(~found):
+            vec = table.get(doc[i].text)
+            if vec is not None:
+                out[i] = vec
+                has_vector[i] = True
+                predicted[i] = True
+    return out, has_vector, predicted
