@@ -1,0 +1,47 @@
+"""``spacy-mimick convert``: CoNLL-U -> .spacy DocBin with UD's gold words.
+
+Unlike ``spacy convert`` it keeps the syntactic words of multiword tokens, skips empty nodes,
+and can draw the paper's seeded low-resource subsample (``--n-tokens``).
+"""
+from pathlib import Path
+from typing import List
+
+import spacy
+import typer
+from spacy.tokens import DocBin
+
+from ._cli_app import app
+from .ud import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
+
+
+@app.command("convert")
+def convert_cli(
+    input_paths: List[Path] = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U file(s)"),
+    output_dir: Path = typer.Option(Path("."), "--output-dir", "-o", file_okay=False, help="Output folder"),
+    lang: str = typer.Option("xx", "--lang", "-l", help="Language code of the vocab (spacy.blank)"),
+    n_tokens: int = typer.Option(0, "--n-tokens", "-n", help="Subsample to at least this many tokens (0: all)"),
+    seed: int = typer.Option(0, "--seed", "-s", help="Seed of the subsample"),
+) -> None:
+    """Convert each INPUT to OUTPUT_DIR/<name>.spacy (<name>.n<N>.s<SEED>.spacy when subsampled)."""
+    vocab = spacy.blank(lang).vocab
+    output_dir.mkdir(parents=True, exist_ok=True)
+    for path in input_paths:
+        stats = ConlluStats()
+        try:
+            docs = list(read_conllu(path, vocab, stats=stats))
+        except ConlluFormatError as err:
+            typer.echo(f"error: {err}", err=True)
+            raise typer.Exit(1)
+        typer.echo(
+            f"{path}: {stats.sentences} sentences, {stats.tokens} tokens, "
+            f"{stats.multiword_ranges} multiword ranges, {stats.empty_nodes} empty nodes skipped"
+        )
+        name = path.stem
+        if n_tokens > 0:
+            docs = subsample_by_tokens(docs, n_tokens, seed)
+            name = f"{name}.n{n_tokens}.s{seed}"
+            typer.echo(f"  subsample (>= {n_tokens} tokens, seed {seed}): "
+                       f"{len(docs)} sentences, {sum(len(doc) for doc in docs)} tokens")
+        output = output_dir / f"{name}.spacy"
+        DocBin(docs=docs, store_user_data=True).to_disk(output)
+        typer.echo(f"  -> {output}")
