@@ -2,6 +2,10 @@
 from pathlib import Path
 
 import pytest
+import torch
+
+# Test models are tiny: one thread avoids oversubscribing the 2 CI cores.
+torch.set_num_threads(1)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -17,3 +21,38 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         raise RuntimeError(f"real test data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def glove_small():
+    """The first 3,000 rows of the real GloVe 50d table."""
+    from spacy_mimick.vectors_io import read_vectors
+
+    return read_vectors(GLOVE, limit=3000)
+
+
+@pytest.fixture(scope="session")
+def tiny_mimick(glove_small, tmp_path_factory):
+    """A paper-architecture Mimick model trained briefly on 3,000 GloVe words, saved to disk."""
+    from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
+
+    result = train_mimick(
+        glove_small, {"@architectures": "spacy_mimick.Mimick.v1"},
+        TrainConfig(max_epochs=3, batch_size=64, dev_fraction=0.05), progress=False,
+    )
+    path = tmp_path_factory.mktemp("mimick") / "model"
+    result.model.to_disk(path)
+    return path
+
+
+@pytest.fixture()
+def nlp_glove(glove_small):
+    """A blank English pipeline whose static vectors are the 3,000 GloVe rows."""
+    import spacy
+    from spacy.vectors import Vectors
+
+    nlp = spacy.blank("en")
+    nlp.vocab.vectors = Vectors(
+        strings=nlp.vocab.strings, data=glove_small.matrix.copy(), keys=glove_small.words
+    )
+    return nlp

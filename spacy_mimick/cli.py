@@ -1,0 +1,7 @@
+"""``python -m spacy_mimick`` / ``spacy-mimick``: the command-line interface."""
+from ._cli_app import app
+from . import cli_mimick, cli_ud  # noqa: F401  (they register their commands on app)
+
+
+def main() -> None:
+    app()

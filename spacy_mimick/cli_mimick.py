@@ -1,0 +1,233 @@
+"""CLI commands for Mimick models: train, predict, neighbors, extend, similarity."""
+import sys
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import numpy
+import typer
+from spacy.cli._util import parse_config_overrides
+from wasabi import msg
+
+from ._cli_app import app
+from .mimick_model import MimickModel
+from .mimick_trainer import LOSSES, TrainConfig, train_mimick
+from .similarity import evaluate_similarity, read_similarity_pairs
+from .vectors_io import WordVectors, read_vectors, write_vectors_text
+
+ARCH_OPT = typer.Option("spacy_mimick.Mimick.v1", "--arch", help="Registered Mimick architecture")
+
+
+def arch_config(arch: str, overrides: Dict[str, str]) -> Dict:
+    """``--arch NAME`` plus ``--model.SETTING VALUE`` overrides (spaCy's CLI override syntax)."""
+    config: Dict = {"@architectures": arch}
+    for key, value in overrides.items():
+        if not key.startswith("model."):
+            raise typer.BadParameter(f"unknown option --{key}: architecture settings are --model.NAME VALUE")
+        config[key[len("model."):]] = value
+    return config
+
+
+@app.command(
+    "train", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def train_cli(
+    ctx: typer.Context,
+    vectors_path: str = typer.Argument(..., help="Pretrained vectors (text/.gz/.bin/polyglot .pkl/navec .tar/spaCy dir)"),
+    output_dir: Path = typer.Argument(..., help="Directory for the trained Mimick model"),
+    fmt: str = typer.Option("auto", "--format", help="Vectors format (auto, text, word2vec-binary, polyglot, navec, spacy)"),
+    arch: str = ARCH_OPT,
+    limit: int = typer.Option(0, "--limit", help="Use only the first N rows of the vectors (0: all)"),
+    max_epochs: int = typer.Option(30, "--max-epochs"),
+    batch_size: int = typer.Option(64, "--batch-size"),
+    learning_rate: float = typer.Option(0.003, "--lr"),
+    patience: int = typer.Option(3, "--patience"),
+    loss: str = typer.Option("l2", "--loss", help=f"One of {', '.join(LOSSES)}"),
+    normalize_targets: bool = typer.Option(False, "--normalize-targets/--raw-targets"),
+    freq_weight: bool = typer.Option(False, "--freq-weight/--no-freq-weight"),
+    typo_prob: float = typer.Option(0.0, "--typo-prob"),
+    seed: int = typer.Option(0, "--seed"),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
+):
+    """Train a Mimick model that predicts VECTORS_PATH's vectors from spelling.
+
+    Architecture settings are overridden like spaCy configs: --model.hidden 100.
+    """
+    config = arch_config(arch, parse_config_overrides(ctx.args))
+    vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet)
+    msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}")
+    train_config = TrainConfig(
+        max_epochs=max_epochs, batch_size=batch_size, learning_rate=learning_rate,
+        patience=patience, loss=loss, normalize_targets=normalize_targets,
+        freq_weight=freq_weight, typo_prob=typo_prob, seed=seed,
+    )
+    result = train_mimick(vectors, config, train_config, progress=not quiet)
+    result.model.to_disk(output_dir)
+    msg.good(f"Saved Mimick model to {output_dir} (best epoch {result.best_epoch}, "
+             f"dev loss {result.model.meta['dev_loss']:.4f})")
+
+
+def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
+    out = list(words)
+    if words_file is not None:
+        out += [line.strip() for line in words_file.read_text(encoding="utf8").splitlines() if line.strip()]
+    if not out:
+        raise typer.BadParameter("give words as arguments or with --words-file")
+    return out
+
+
+@app.command("predict")
+def predict_cli(
+    model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
+    words: List[str] = typer.Argument(None, help="Words to embed"),
+    words_file: Optional[Path] = typer.Option(None, "--words-file", help="One word per line"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="word2vec text file (default: stdout)"),
+):
+    """Print (or write) Mimick vectors for words, in word2vec text format."""
+    words = _read_words(words or [], words_file)
+    model = MimickModel.from_disk(model_dir)
+    vectors = model.predict(words)
+    if output is not None:
+        write_vectors_text(output, words, vectors)
+        msg.good(f"Wrote {len(words)} vectors to {output}")
+    else:
+        for word, vector in zip(words, vectors):
+            sys.stdout.write(word + " " + " ".join(f"{x:.6f}" for x in vector) + "\n")
+
+
+def nearest_neighbors(
+    query: numpy.ndarray, table: WordVectors, k: int, exclude: Optional[List[str]] = None
+) -> List[List[tuple]]:
+    """For each query row, the k most cosine-similar words of ``table`` (excluding the query words)."""
+    unit = table.matrix / numpy.maximum(numpy.linalg.norm(table.matrix, axis=1, keepdims=True), 1e-8)
+    q = query / numpy.maximum(numpy.linalg.norm(query, axis=1, keepdims=True), 1e-8)
+    sims = q @ unit.T
+    results = []
+    for i, row in enumerate(sims):
+        order = numpy.argsort(-row)
+        skip = exclude[i] if exclude else None
+        picked = [(table.words[j], float(row[j])) for j in order[: k + 1] if table.words[j] != skip]
+        results.append(picked[:k])
+    return results
+
+
+@app.command("neighbors")
+def neighbors_cli(
+    model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
+    vectors_path: str = typer.Argument(..., help="The in-vocabulary vectors to search"),
+    words: List[str] = typer.Argument(None, help="(OOV) words"),
+    words_file: Optional[Path] = typer.Option(None, "--words-file"),
+    k: int = typer.Option(5, "-k", help="Neighbours per word"),
+    limit: int = typer.Option(0, "--limit", help="Search only the first N rows (0: all)"),
+):
+    """Nearest in-vocabulary words (cosine) of Mimick's vectors for WORDS, as a Markdown table."""
+    words = _read_words(words or [], words_file)
+    model = MimickModel.from_disk(model_dir)
+    table = read_vectors(vectors_path, limit=limit or None)
+    print(neighbors_table(words, model, table, k))
+
+
+def neighbors_table(words: List[str], model: MimickModel, table: WordVectors, k: int) -> str:
+    predicted = model.predict(words)
+    rows = nearest_neighbors(predicted, table, k, exclude=words)
+    lines = ["| word | in vocabulary | nearest neighbours (cosine) |", "|---|---|---|"]
+    for word, nbrs in zip(words, rows):
+        known = "yes" if table.get(word) is not None else "no"
+        lines.append(f"| {word} | {known} | " + ", ".join(f"{w} ({s:.2f})" for w, s in nbrs) + " |")
+    return "\n".join(lines)
+
+
+@app.command("extend")
+def extend_cli(
+    model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
+    vectors_path: str = typer.Argument(..., help="The pretrained vectors"),
+    output: Path = typer.Argument(..., help="Output word2vec text file (.gz for gzip)"),
+    conllu: List[Path] = typer.Option([], "--conllu", help="CoNLL-U files whose words must be covered"),
+    words_file: Optional[Path] = typer.Option(None, "--words-file", help="Words to cover, one per line"),
+    lowercase_backoff: bool = typer.Option(False, "--lowercase-backoff", help="Use the lowercase form's vector before Mimick"),
+    all_rows: bool = typer.Option(False, "--all-rows", help="Keep every row of the input, not only the covered words'"),
+):
+    """Write a vectors file covering a vocabulary: known rows kept, OOV rows from Mimick.
+
+    This is how the original release fed the tagger; spaCy users can run `spacy init vectors` on
+    the output. Without --all-rows only the words of the given vocabulary are written.
+    """
+    vocab: List[str] = _read_words([], words_file) if words_file is not None else []
+    if conllu:
+        from .ud import read_conllu  # imported lazily: only this option needs it
+        import spacy
+
+        nlp = spacy.blank("xx")
+        for path in conllu:
+            vocab.extend(t.text for doc in read_conllu(path, nlp.vocab) for t in doc)
+    if not vocab and not all_rows:
+        raise typer.BadParameter("give --conllu files, --words-file, or --all-rows")
+    table = read_vectors(vectors_path)
+    model = MimickModel.from_disk(model_dir)
+    words, matrix, n_oov = extend_vectors(table, model, vocab, all_rows=all_rows,
+                                          lowercase_backoff=lowercase_backoff)
+    write_vectors_text(output, words, matrix)
+    msg.good(f"Wrote {len(words):,} vectors ({n_oov:,} from Mimick) to {output}")
+
+
+def extend_vectors(
+    table: WordVectors, model: MimickModel, vocab: List[str], *, all_rows: bool = False,
+    lowercase_backoff: bool = False,
+):
+    """(words, matrix, n_predicted): ``vocab`` covered, known rows from ``table``."""
+    seen = set()
+    words: List[str] = []
+    for word in (table.words if all_rows else []) + vocab:
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    matrix = numpy.zeros((len(words), table.dim), dtype="float32")
+    oov = []
+    for i, word in enumerate(words):
+        vector = table.get(word)
+        if vector is None and lowercase_backoff:
+            vector = table.get(word.lower())
+        if vector is None:
+            oov.append(i)
+        else:
+            matrix[i] = vector
+    if oov:
+        matrix[oov] = model.predict([words[i] for i in oov])
+    return words, matrix, len(oov)
+
+
+def similarity_lookups(
+    table: WordVectors, model: Optional[MimickModel], words: List[str], lowercase: bool
+) -> Dict[str, Callable[[str], Optional[numpy.ndarray]]]:
+    """The three lookups of the paper's Table 1 rows: table alone, table + Mimick, Mimick alone."""
+    norm = (lambda w: w.lower()) if lowercase else (lambda w: w)
+    lookups: Dict[str, Callable] = {"vectors": lambda w: table.get(norm(w))}
+    if model is not None:
+        keys = sorted({norm(w) for w in words})
+        predicted = dict(zip(keys, model.predict(keys)))
+        lookups["vectors + mimick"] = lambda w: (
+            table.get(norm(w)) if table.get(norm(w)) is not None else predicted[norm(w)]
+        )
+        lookups["mimick"] = lambda w: predicted[norm(w)]
+    return lookups
+
+
+@app.command("similarity")
+def similarity_cli(
+    pairs_path: Path = typer.Argument(..., help="Word-similarity file (Rare Word, SimLex, MEN, WS-353, ...)"),
+    vectors_path: str = typer.Argument(..., help="Pretrained vectors"),
+    model_dir: Optional[Path] = typer.Option(None, "--model", help="A trained Mimick model"),
+    lowercase: bool = typer.Option(True, "--lowercase/--cased", help="Lowercase words before lookup (GloVe is lowercase)"),
+):
+    """Spearman's rho x 100 on a similarity set: vectors alone, vectors + Mimick, Mimick alone."""
+    pairs = read_similarity_pairs(pairs_path)
+    table = read_vectors(vectors_path)
+    model = MimickModel.from_disk(model_dir) if model_dir else None
+    words = [w for p in pairs for w in (p.word1, p.word2)]
+    in_vocab = [p for p in pairs if all(table.get(w.lower() if lowercase else w) is not None
+                                        for w in (p.word1, p.word2))]
+    print(f"| vectors | all pairs (N={len(pairs)}) | in-vocabulary pairs (N={len(in_vocab)}) | pairs covered |")
+    print("|---|---|---|---|")
+    for name, lookup in similarity_lookups(table, model, words, lowercase).items():
+        res_all = evaluate_similarity(pairs, lookup)
+        res_in = evaluate_similarity(in_vocab, lookup)
+        print(f"| {name} | {res_all.spearman:.1f} | {res_in.spearman:.1f} | {res_all.n_covered} |")

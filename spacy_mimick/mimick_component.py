@@ -1,0 +1,247 @@
+"""The ``mimick_vectors`` pipeline component: Mimick vectors for tokens the static table lacks.
+
+For each token whose form has no row in ``nlp.vocab.vectors`` the component supplies a vector:
+first the row of its lowercase form (``lowercase_backoff``), else Mimick's prediction from its
+spelling. Each unique OOV form is predicted once per batch of docs, and kept in a bounded LRU
+cache across batches. In-vocabulary tokens keep their own vectors.
+
+Where the vectors live:
+- ``doc.user_data["spacy_mimick.oov_vectors"]``: ``{form: float32 vector}``. This is the
+  data; it survives ``DocBin(store_user_data=True)`` and ``nlp.pipe(n_process=...)``.
+- ``doc.user_hooks`` / ``user_span_hooks`` / ``user_token_hooks``: make ``token.vector``,
+  ``token.has_vector``, ``token.similarity`` and the span and doc vectors use that data. spaCy
+  drops hooks when a doc is serialised (DocBin, multiprocessing); ``restore_vector_hooks(doc)``
+  reinstalls them from ``user_data``, and ``token._.mimick_vector`` works with or without them.
+- optional (``add_to_vectors = true``): predicted rows are also written into
+  ``nlp.vocab.vectors``, so they are saved with the pipeline's vectors and later lookups skip
+  Mimick. Off by default: it grows the shared table with every new word seen.
+
+floret vectors (``vectors.mode == "floret"``) already give every string a vector from its
+subwords, so there is nothing to predict: the component then leaves docs unchanged.
+"""
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Union
+import warnings
+
+import numpy
+import srsly
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc, Span, Token
+from spacy.util import minibatch
+from spacy.vectors import Mode
+from spacy.vocab import Vocab
+
+from .mimick_model import MimickModel, MimickModelError
+from .token_vectors import OOV_VECTORS_KEY, get_oov_table
+
+
+def _token_vector(token: Token) -> numpy.ndarray:
+    vector = get_oov_table(token.doc).get(token.text)
+    return vector if vector is not None else token.vocab.get_vector(token.orth)
+
+
+def _token_has_vector(token: Token) -> bool:
+    return token.text in get_oov_table(token.doc) or token.vocab.has_vector(token.orth)
+
+
+def _mean_vector(tokens: Union[Doc, Span]) -> numpy.ndarray:
+    if len(tokens) == 0:
+        width = tokens.vocab.vectors.shape[1]
+        table = get_oov_table(tokens if isinstance(tokens, Doc) else tokens.doc)
+        if table:
+            width = len(next(iter(table.values())))
+        return numpy.zeros((width,), dtype="float32")
+    return numpy.mean([_token_vector(t) for t in tokens], axis=0).astype("float32")
+
+
+def _any_has_vector(tokens: Union[Doc, Span]) -> bool:
+    return any(_token_has_vector(t) for t in tokens)
+
+
+def restore_vector_hooks(doc: Doc) -> Doc:
+    """Make ``doc``'s vector attributes use the Mimick vectors stored in its ``user_data``.
+
+    Needed after ``DocBin.get_docs`` or ``nlp.pipe(n_process=...)``, which keep user_data but
+    drop hooks. A doc without Mimick vectors is returned unchanged.
+    """
+    if OOV_VECTORS_KEY in doc.user_data:
+        doc.user_hooks["vector"] = _mean_vector
+        doc.user_hooks["has_vector"] = _any_has_vector
+        doc.user_span_hooks["vector"] = _mean_vector
+        doc.user_span_hooks["has_vector"] = _any_has_vector
+        doc.user_token_hooks["vector"] = _token_vector
+        doc.user_token_hooks["has_vector"] = _token_has_vector
+    return doc
+
+
+def _mimick_vector_getter(token: Token) -> Optional[numpy.ndarray]:
+    """``token._.mimick_vector``: the vector Mimick (or lowercase backoff) gave, else None."""
+    return get_oov_table(token.doc).get(token.text)
+
+
+if not Token.has_extension("mimick_vector"):
+    Token.set_extension("mimick_vector", getter=_mimick_vector_getter)
+
+
+@Language.factory(
+    "mimick_vectors",
+    default_config={
+        "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
+        "batch_size": 1000,
+    },
+)
+def make_mimick_vectors(
+    nlp: Language, name: str, lowercase_backoff: bool, cache_size: int,
+    add_to_vectors: bool, batch_size: int,
+) -> "MimickVectors":
+    """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``."""
+    return MimickVectors(
+        nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
+        add_to_vectors=add_to_vectors, batch_size=batch_size,
+    )
+
+
+class MimickVectors(Pipe):
+    def __init__(
+        self, vocab: Vocab, name: str = "mimick_vectors", *, lowercase_backoff: bool = True,
+        cache_size: int = 100_000, add_to_vectors: bool = False, batch_size: int = 1000,
+        model: Optional[MimickModel] = None,
+    ):
+        self.vocab = vocab
+        self.name = name
+        self.model = model
+        self.cfg = {
+            "lowercase_backoff": lowercase_backoff, "cache_size": cache_size,
+            "add_to_vectors": add_to_vectors, "batch_size": batch_size,
+        }
+        self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
+
+    # -- set-up ------------------------------------------------------------------------------
+    def initialize(
+        self, get_examples: Optional[Callable] = None, *, nlp: Optional[Language] = None,
+        model_path: Optional[Union[str, Path]] = None,
+    ) -> None:
+        """Load the trained Mimick model from ``model_path`` (a ``spacy_mimick train`` output).
+
+        In a training config: ``[initialize.components.mimick_vectors] model_path = ...``.
+        """
+        if model_path is None:
+            if self.model is None:
+                raise ValueError(
+                    f"[{self.name}] initialize() needs model_path: the directory of a trained "
+                    f"Mimick model (python -m spacy_mimick train VECTORS OUTPUT_DIR)"
+                )
+        else:
+            self.set_model(MimickModel.from_disk(model_path))
+        if self.vocab.vectors.mode == Mode.floret:
+            warnings.warn(
+                f"[{self.name}] the pipeline has floret vectors, which cover every word: "
+                f"mimick_vectors will leave docs unchanged."
+            )
+
+    def set_model(self, model: MimickModel) -> None:
+        width = self.vocab.vectors.shape[1]
+        if self.vocab.vectors.shape[0] and self.vocab.vectors.mode != Mode.floret and width != model.width:
+            raise ValueError(
+                f"[{self.name}] the Mimick model predicts {model.width}-dimensional vectors but "
+                f"the pipeline's vectors are {width}-dimensional: train Mimick on the same vectors"
+            )
+        self.model = model
+        self._cache.clear()
+
+    def _require_model(self) -> MimickModel:
+        if self.model is None:
+            raise ValueError(
+                f"[{self.name}] no Mimick model: call nlp.initialize() with "
+                f"[initialize.components.{self.name}] model_path set, or load a saved pipeline"
+            )
+        return self.model
+
+    # -- prediction --------------------------------------------------------------------------
+    def __call__(self, doc: Doc) -> Doc:
+        return next(self.pipe([doc], batch_size=1))
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: Optional[int] = None) -> Iterator[Doc]:
+        for docs in minibatch(stream, size=batch_size or self.cfg["batch_size"]):
+            yield from self._annotate(docs)
+
+    def _annotate(self, docs: List[Doc]) -> List[Doc]:
+        if self.vocab.vectors.mode == Mode.floret:
+            return docs
+        model = self._require_model()
+        key2row = self.vocab.vectors.key2row
+        strings = self.vocab.strings
+        backoff = self.cfg["lowercase_backoff"]
+        needed: Dict[str, Optional[numpy.ndarray]] = {}
+        per_doc: List[List[str]] = []
+        for doc in docs:
+            forms = []
+            for token in doc:
+                if token.orth in key2row:
+                    continue
+                form = token.text
+                forms.append(form)
+                if form in needed:
+                    continue
+                cached = self._cache.get(form)
+                if cached is not None:
+                    self._cache.move_to_end(form)
+                elif backoff and token.lower in key2row:
+                    cached = self.vocab.vectors[token.lower]
+                needed[form] = cached
+            per_doc.append(forms)
+        missing = [form for form, vec in needed.items() if vec is None]
+        if missing:
+            predicted = model.predict(missing)
+            for form, vector in zip(missing, predicted):
+                needed[form] = vector
+                self._remember(form, vector)
+        if self.cfg["add_to_vectors"]:
+            for form, vector in needed.items():
+                self.vocab.set_vector(strings.add(form), vector)
+        for doc, forms in zip(docs, per_doc):
+            table = dict(get_oov_table(doc))
+            table.update((form, needed[form]) for form in forms)
+            doc.user_data[OOV_VECTORS_KEY] = table
+            restore_vector_hooks(doc)
+        return docs
+
+    def _remember(self, form: str, vector: numpy.ndarray) -> None:
+        size = self.cfg["cache_size"]
+        if size <= 0:
+            return
+        self._cache[form] = vector
+        if len(self._cache) > size:
+            self._cache.popitem(last=False)
+
+    def predict_words(self, words: Iterable[str]) -> numpy.ndarray:
+        """Mimick vectors for ``words`` (no table lookup, no cache)."""
+        return self._require_model().predict(list(words))
+
+    # -- serialization -----------------------------------------------------------------------
+    def to_bytes(self, *, exclude=tuple()) -> bytes:
+        model = self._require_model()
+        return srsly.msgpack_dumps({"cfg": self.cfg, "model": model.to_bytes()})
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "MimickVectors":
+        msg = srsly.msgpack_loads(bytes_data)
+        self.cfg.update(msg["cfg"])
+        self.set_model(MimickModel.from_bytes(msg["model"]))
+        return self
+
+    def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
+        path = Path(path)
+        model = self._require_model()
+        path.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(path / "cfg", self.cfg)
+        model.to_disk(path / "model")
+
+    def from_disk(self, path: Union[str, Path], *, exclude=tuple()) -> "MimickVectors":
+        path = Path(path)
+        if not (path / "cfg").exists():
+            raise MimickModelError(f"{path}: missing cfg of the {self.name} component")
+        self.cfg.update(srsly.read_json(path / "cfg"))
+        self.set_model(MimickModel.from_disk(path / "model"))
+        return self

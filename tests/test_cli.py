@@ -1,0 +1,70 @@
+"""The command line: python -m spacy_mimick train / predict / neighbors / extend / similarity."""
+import gzip
+import subprocess
+import sys
+
+import numpy
+from typer.testing import CliRunner
+
+from conftest import EWT, GLOVE, RARE_WORD
+from spacy_mimick.cli import app
+from spacy_mimick.vectors_io import read_vectors
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def small_glove(tmp_path, n=2000):
+    path = tmp_path / "glove.txt.gz"
+    with gzip.open(GLOVE, "rt") as src, gzip.open(path, "wt") as out:
+        for i, line in zip(range(n), src):
+            out.write(line)
+    return path
+
+
+def test_train_predict_neighbors(tmp_path):
+    vectors = small_glove(tmp_path)
+    model = tmp_path / "model"
+    invoke("train", vectors, model, "--max-epochs", 2, "--quiet", "--model.hidden", 20)
+    assert (model / "model.pt").exists()
+    out = invoke("predict", model, "flatfish", "corssing")
+    lines = out.strip().splitlines()
+    assert [l.split()[0] for l in lines] == ["flatfish", "corssing"]
+    assert all(len(l.split()) == 51 for l in lines)
+    table = invoke("neighbors", model, vectors, "lawnmower", "-k", 3)
+    assert "| lawnmower | no |" in table and table.count("(") >= 3
+
+
+def test_extend_covers_conllu_vocabulary(tmp_path, tiny_mimick):
+    vectors = small_glove(tmp_path)
+    out = tmp_path / "extended.vec"
+    conllu = EWT / "en_ewt-ud-dev.conllu"
+    invoke("extend", tiny_mimick, vectors, out, "--conllu", conllu)
+    extended = read_vectors(out)
+    table = read_vectors(vectors)
+    import spacy
+    from spacy_mimick.ud import read_conllu
+
+    words = {t.text for d in read_conllu(conllu, spacy.blank("en").vocab) for t in d}
+    assert set(extended.words) == words
+    for word in ("the", "of"):
+        numpy.testing.assert_allclose(extended.get(word), table.get(word), atol=1e-6)
+
+
+def test_similarity_table(tmp_path, tiny_mimick):
+    vectors = small_glove(tmp_path)
+    out = invoke("similarity", RARE_WORD, vectors, "--model", tiny_mimick)
+    assert "all pairs (N=2034)" in out
+    rows = {l.split("|")[1].strip(): l for l in out.splitlines() if l.startswith("| ")}
+    assert {"vectors", "vectors + mimick", "mimick"} <= set(rows)
+
+
+def test_module_entry_point_help():
+    out = subprocess.run([sys.executable, "-m", "spacy_mimick", "--help"], capture_output=True, text=True, check=True)
+    for command in ("train", "predict", "neighbors", "extend", "similarity", "convert"):
+        assert command in out.stdout
