@@ -128,10 +128,11 @@ def neighbors_cli(
 
 def neighbors_table(words: List[str], model: MimickModel, table: WordVectors, k: int) -> str:
     predicted = model.predict(words)
-    rows = nearest_neighbors(predicted, table, k, exclude=words)
-    lines = ["| word | in vocabulary | nearest neighbours (cosine) |", "|---|---|---|"]
-    for word, nbrs in zip(words, rows):
-        known = "yes" if table.get(word) is not None else "no"
+    lookup = [w.lower() if model.meta.get("lowercase") else w for w in words]
+    rows = nearest_neighbors(predicted, table, k, exclude=lookup)
+    lines = ["| word | in vocabulary | nearest neighbours of Mimick's vector (cosine) |", "|---|---|---|"]
+    for word, key, nbrs in zip(words, lookup, rows):
+        known = "yes" if table.get(key) is not None else "no"
         lines.append(f"| {word} | {known} | " + ", ".join(f"{w} ({s:.2f})" for w, s in nbrs) + " |")
     return "\n".join(lines)
 

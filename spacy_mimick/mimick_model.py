@@ -13,11 +13,10 @@ Directory layout (``MimickModel.to_disk``)::
     model.pt       the torch state dict
 """
 import io
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 import numpy
 import srsly
@@ -198,12 +197,15 @@ class MimickModel:
         """Vectors (float32, ``(len(words), width)``) for ``words``, in order.
 
         Raises ValueError naming the word for an empty string or a non-string; any Unicode is
-        accepted (unknown characters use the trained UNK row). Words are processed in
+        accepted (unknown characters use the trained UNK row). Models trained on a lowercase
+        table (``meta["lowercase"]``) lowercase their input. Words are processed in
         length-sorted batches, so the result does not depend on the order they come in.
         """
         words = list(words)
         for word in words:
             normalize_word(word)  # validates: str, non-empty
+        if self.meta.get("lowercase"):
+            words = [w.lower() for w in words]
         out = numpy.zeros((len(words), self.width), dtype="float32")
         if not words:
             return out

@@ -26,7 +26,7 @@ import numpy
 import torch
 from tqdm import tqdm
 
-from .features import encode_chars, encode_ngrams, normalize_word
+from .features import normalize_word
 from .mimick_model import MimickModel
 from .vectors_io import WordVectors
 
@@ -228,6 +228,9 @@ def train_mimick(
     model.meta.update({
         "source": vectors.source, "n_train": int(len(train_idx)), "n_dev": int(len(dev_idx)),
         "train_config": asdict(config),
+        # A table with no uppercase word (GloVe 6B, navec) was lowercased by its makers: the
+        # model then lowercases its input too, so "McNeally" is read as the table would spell it.
+        "lowercase": all(w == w.lower() for w in words),
     })
     batcher = _Batcher(model, words)
     target_t = torch.from_numpy(targets)
