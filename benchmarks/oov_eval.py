@@ -64,6 +64,12 @@ CANDIDATES: Dict[str, tuple] = {
     "bos-cos-lr01": ("n-gram, cosine, lr 0.01", NGRAM, dict(loss="cosine", learning_rate=0.01)),
     "bos-cos-lr03": ("n-gram, cosine, lr 0.03", NGRAM, dict(loss="cosine", learning_rate=0.03)),
     "bos-l2-lr01": ("n-gram, l2, lr 0.01", NGRAM, dict(loss="l2", learning_rate=0.01)),
+    "bos-l2-lr03": ("n-gram, l2, lr 0.03", NGRAM, dict(loss="l2", learning_rate=0.03)),
+    "bos-l2cos-lr01": ("n-gram, l2+cosine, lr 0.01", NGRAM, dict(loss="l2+cosine", learning_rate=0.01)),
+    "bos-l2-lr01-typo": ("n-gram, l2, lr 0.01, typo 0.08", NGRAM,
+                         dict(loss="l2", learning_rate=0.01, typo_prob=0.08)),
+    "bos-l2-lr01-mc5": ("n-gram (min count 5), l2, lr 0.01", {**NGRAM, "min_ngram_count": 5},
+                        dict(loss="l2", learning_rate=0.01)),
     "bos-cos-lr01-typo": ("n-gram, cosine, lr 0.01, typo 0.08", NGRAM,
                           dict(loss="cosine", learning_rate=0.01, typo_prob=0.08)),
     "bos-cos-lr01-freq": ("n-gram, cosine, lr 0.01, freq weight", NGRAM,
@@ -71,14 +77,12 @@ CANDIDATES: Dict[str, tuple] = {
     "hybrid-l2cos": ("hybrid (BiLSTM + n-gram), l2+cosine", HYBRID, dict(loss="l2+cosine")),
     "hybrid-cos-lr01-typo": ("hybrid, cosine, lr 0.01, typo 0.08", HYBRID,
                              dict(loss="cosine", learning_rate=0.01, typo_prob=0.08)),
-    "hybrid-l2cos-freq-typo": ("hybrid, l2+cosine, freq weight, typo 0.08", HYBRID,
-                               dict(loss="l2+cosine", freq_weight=True, typo_prob=0.08)),
     "hybrid-l2cos-lr01-typo": ("hybrid, l2+cosine, lr 0.01, typo 0.08", HYBRID,
                                dict(loss="l2+cosine", learning_rate=0.01, typo_prob=0.08)),
 }
 DEFAULT_CANDIDATES = {
-    "en": ["paper", "bos", "bos-cos-lr01", "bos-cos-lr01-typo", "hybrid-l2cos-freq-typo"],
-    "ru": ["paper", "bos", "bos-cos-lr01-typo"],
+    "en": ["paper", "bos", "bos-l2-lr01", "bos-l2-lr01-typo"],
+    "ru": ["paper", "bos", "bos-l2-lr01-typo"],
 }
 
 _START = time.perf_counter()
@@ -296,8 +300,8 @@ def markdown(report: Dict) -> str:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--vectors", required=True)
-    parser.add_argument("--lang", choices=["en", "ru"], required=True)
+    parser.add_argument("--vectors")
+    parser.add_argument("--lang", choices=["en", "ru"])
     parser.add_argument("--limit", type=int, default=100000)
     parser.add_argument("--candidates", default="", help="comma-separated names (default: per language)")
     parser.add_argument("--max-epochs", type=int, default=15)
@@ -317,6 +321,8 @@ def main(argv=None) -> None:
         for name, (desc, arch, settings) in CANDIDATES.items():
             print(f"{name:24s} {desc}  {arch} {settings}")
         return
+    if not args.vectors or not args.lang:
+        parser.error("--vectors and --lang are required")
     torch.set_num_threads(args.threads)
     names = [n for n in args.candidates.split(",") if n] or DEFAULT_CANDIDATES[args.lang]
     unknown = [n for n in names if n not in CANDIDATES]

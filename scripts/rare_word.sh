@@ -10,7 +10,7 @@ RW=$DATA/similarity/en/rw.txt
 OUT=docs/rare_word.md
 mkdir -p models docs
 start=$(date +%s)
-[ -f models/glove-paper/model.pt ] || python -m spacy_mimick train "$GLOVE" models/glove-paper --arch spacy_mimick.Mimick.v1 --quiet
+[ -f models/glove-paper/model.pt ] || python -m spacy_mimick train "$GLOVE" models/glove-paper --paper --quiet
 paper_done=$(date +%s)
 [ -f models/glove-default/model.pt ] || python -m spacy_mimick train "$GLOVE" models/glove-default --quiet
 default_done=$(date +%s)
@@ -21,7 +21,7 @@ WORDS="MCT McNeally Vercellotti Secretive corssing flatfish compartmentalize pes
   echo "Made by \`bash scripts/rare_word.sh\` ($(date -u +%Y-%m-%d)). Spearman's rho x 100; a pair with a"
   echo "missing vector scores similarity 0 and is still counted; words are lowercased before lookup."
   echo
-  echo "## Paper-faithful Mimick (\`spacy_mimick.Mimick.v1\`, squared L2 loss), trained in $((paper_done - start)) s"
+  echo "## Paper-faithful Mimick (\`--paper\`: \`spacy_mimick.Mimick.v1\`, squared L2 loss), trained in $((paper_done - start)) s"
   echo
   python -m spacy_mimick similarity "$RW" "$GLOVE" --model models/glove-paper
   echo

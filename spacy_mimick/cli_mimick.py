@@ -1,5 +1,6 @@
 """CLI commands for Mimick models: train, predict, neighbors, extend, similarity."""
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
 
@@ -10,12 +11,9 @@ from wasabi import msg
 
 from ._cli_app import app
 from .mimick_model import MimickModel
-from .mimick_trainer import LOSSES, TrainConfig, train_mimick
+from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
 from .similarity import evaluate_similarity, read_similarity_pairs
 from .vectors_io import WordVectors, read_vectors, write_vectors_text
-
-ARCH_OPT = typer.Option("spacy_mimick.Mimick.v1", "--arch", help="Registered Mimick architecture")
-
 
 def arch_config(arch: str, overrides: Dict[str, str]) -> Dict:
     """``--arch NAME`` plus ``--model.SETTING VALUE`` overrides (spaCy's CLI override syntax)."""
@@ -35,31 +33,39 @@ def train_cli(
     vectors_path: str = typer.Argument(..., help="Pretrained vectors (text/.gz/.bin/polyglot .pkl/navec .tar/spaCy dir)"),
     output_dir: Path = typer.Argument(..., help="Directory for the trained Mimick model"),
     fmt: str = typer.Option("auto", "--format", help="Vectors format (auto, text, word2vec-binary, polyglot, navec, spacy)"),
-    arch: str = ARCH_OPT,
+    paper: bool = typer.Option(False, "--paper", help="The paper's model and set-up (char BiLSTM, no augmentation, up to 30 epochs)"),
+    arch: Optional[str] = typer.Option(None, "--arch", help=f"Registered Mimick architecture (default {DEFAULT_ARCH['@architectures']})"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N rows of the vectors (0: all)"),
-    max_epochs: int = typer.Option(30, "--max-epochs"),
-    batch_size: int = typer.Option(64, "--batch-size"),
-    learning_rate: float = typer.Option(0.003, "--lr"),
-    patience: int = typer.Option(3, "--patience"),
-    loss: str = typer.Option("l2", "--loss", help=f"One of {', '.join(LOSSES)}"),
-    normalize_targets: bool = typer.Option(False, "--normalize-targets/--raw-targets"),
-    freq_weight: bool = typer.Option(False, "--freq-weight/--no-freq-weight"),
-    typo_prob: float = typer.Option(0.0, "--typo-prob"),
-    seed: int = typer.Option(0, "--seed"),
+    max_epochs: Optional[int] = typer.Option(None, "--max-epochs"),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size"),
+    learning_rate: Optional[float] = typer.Option(None, "--lr", help="Adam learning rate of dense weights"),
+    sparse_learning_rate: Optional[float] = typer.Option(None, "--sparse-lr", help="SparseAdam learning rate of n-gram tables"),
+    patience: Optional[int] = typer.Option(None, "--patience"),
+    loss: Optional[str] = typer.Option(None, "--loss", help=f"One of {', '.join(LOSSES)}"),
+    normalize_targets: Optional[bool] = typer.Option(None, "--normalize-targets/--raw-targets"),
+    freq_weight: Optional[bool] = typer.Option(None, "--freq-weight/--no-freq-weight"),
+    typo_prob: Optional[float] = typer.Option(None, "--typo-prob", help="Share of words replaced by a one-edit typo"),
+    seed: Optional[int] = typer.Option(None, "--seed"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
 ):
     """Train a Mimick model that predicts VECTORS_PATH's vectors from spelling.
 
-    Architecture settings are overridden like spaCy configs: --model.hidden 100.
+    Defaults: the best model of docs/beyond_mimick.md (character n-gram bag, typo augmentation);
+    --paper: the paper's char BiLSTM. Architecture settings are overridden like spaCy configs:
+    --model.hidden 100.
     """
-    config = arch_config(arch, parse_config_overrides(ctx.args))
-    vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet)
-    msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}")
-    train_config = TrainConfig(
+    base_arch = PAPER_ARCH if paper else DEFAULT_ARCH
+    config = arch_config(arch or base_arch["@architectures"], parse_config_overrides(ctx.args))
+    options = dict(
         max_epochs=max_epochs, batch_size=batch_size, learning_rate=learning_rate,
-        patience=patience, loss=loss, normalize_targets=normalize_targets,
-        freq_weight=freq_weight, typo_prob=typo_prob, seed=seed,
+        sparse_learning_rate=sparse_learning_rate, patience=patience, loss=loss,
+        normalize_targets=normalize_targets, freq_weight=freq_weight, typo_prob=typo_prob, seed=seed,
     )
+    train_config = replace(PAPER_CONFIG if paper else TrainConfig(),
+                           **{k: v for k, v in options.items() if v is not None})
+    vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet)
+    msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}; "
+             f"architecture {config['@architectures']}")
     result = train_mimick(vectors, config, train_config, progress=not quiet)
     result.model.to_disk(output_dir)
     msg.good(f"Saved Mimick model to {output_dir} (best epoch {result.best_epoch}, "

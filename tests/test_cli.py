@@ -30,8 +30,16 @@ def small_glove(tmp_path, n=2000):
 def test_train_predict_neighbors(tmp_path):
     vectors = small_glove(tmp_path)
     model = tmp_path / "model"
-    invoke("train", vectors, model, "--max-epochs", 2, "--quiet", "--model.hidden", 20)
+    invoke("train", vectors, model, "--max-epochs", 2, "--quiet")
     assert (model / "model.pt").exists()
+    paper = tmp_path / "paper"
+    invoke("train", vectors, paper, "--paper", "--max-epochs", 1, "--quiet", "--model.hidden", 20)
+    from spacy_mimick.mimick_model import MimickModel
+
+    loaded = MimickModel.from_disk(paper)
+    assert loaded.arch_config == {"@architectures": "spacy_mimick.Mimick.v1", "hidden": 20}
+    assert loaded.meta["train_config"]["typo_prob"] == 0.0
+    assert MimickModel.from_disk(model).arch_config["@architectures"] == "spacy_mimick.MimickNgram.v1"
     out = invoke("predict", model, "flatfish", "corssing")
     lines = out.strip().splitlines()
     assert [l.split()[0] for l in lines] == ["flatfish", "corssing"]
