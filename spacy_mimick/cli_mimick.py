@@ -202,19 +202,37 @@ def extend_vectors(
     return words, matrix, len(oov)
 
 
+def unit_mean(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+    """The mean of two vectors scaled to unit length (an ensemble of table and Mimick)."""
+    return (a / max(numpy.linalg.norm(a), 1e-8) + b / max(numpy.linalg.norm(b), 1e-8)) / 2
+
+
 def similarity_lookups(
     table: WordVectors, model: Optional[MimickModel], words: List[str], lowercase: bool
 ) -> Dict[str, Callable[[str], Optional[numpy.ndarray]]]:
-    """The three lookups of the paper's Table 1 rows: table alone, table + Mimick, Mimick alone."""
+    """Lookups for the similarity table.
+
+    "vectors", "vectors + mimick" (OOV words from Mimick) and "mimick" are the paper's Table 1
+    rows. "vectors ⊕ mimick" also changes in-vocabulary words: the mean of the unit table
+    vector and the unit Mimick vector (docs/beyond_mimick.md: it helps RW, SimLex and MEN).
+    """
     norm = (lambda w: w.lower()) if lowercase else (lambda w: w)
     lookups: Dict[str, Callable] = {"vectors": lambda w: table.get(norm(w))}
     if model is not None:
         keys = sorted({norm(w) for w in words})
         predicted = dict(zip(keys, model.predict(keys)))
-        lookups["vectors + mimick"] = lambda w: (
-            table.get(norm(w)) if table.get(norm(w)) is not None else predicted[norm(w)]
-        )
+
+        def table_then_mimick(w: str) -> numpy.ndarray:
+            known = table.get(norm(w))
+            return known if known is not None else predicted[norm(w)]
+
+        def ensemble(w: str) -> numpy.ndarray:
+            known = table.get(norm(w))
+            return predicted[norm(w)] if known is None else unit_mean(known, predicted[norm(w)])
+
+        lookups["vectors + mimick"] = table_then_mimick
         lookups["mimick"] = lambda w: predicted[norm(w)]
+        lookups["vectors ⊕ mimick"] = ensemble
     return lookups
 
 
