@@ -49,7 +49,7 @@ def main() -> None:
     print(f"{args.words} GloVe words, torch threads {args.threads}")
     print("| architecture | trainer | batch | words/s | speed-up |")
     print("|---|---|---|---:|---:|")
-    for arch in ("spacy_mimick.Mimick.v1", "spacy_mimick.MimickHybrid.v1"):
+    for arch in ("spacy_mimick.Mimick.v1", "spacy_mimick.MimickNgram.v1", "spacy_mimick.MimickHybrid.v1"):
         model = MimickModel.create({"@architectures": arch}, table.words, table.dim)
         batcher = _Batcher(model, sample.words)
         idx = numpy.arange(len(sample))

@@ -1,0 +1,397 @@
+"""The ``mimick_tagger`` pipeline component: joint UPOS + morphological attribute tagging.
+
+One softmax head per attribute (POS first), every attribute predicted for every token with
+a NONE value, as in Pinter et al. (2017), section 4. The labels (POS set, attribute ->
+values), the training vocabulary and the character vocabulary come from the training data
+in :meth:`MimickTagger.initialize`.
+"""
+from collections import Counter
+from functools import partial
+from itertools import islice
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy
+import srsly
+from spacy import util
+from spacy.errors import Errors
+from spacy.language import Language
+from spacy.morphology import Morphology
+from spacy.parts_of_speech import IDS as POS_IDS
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model
+from thinc.types import Floats2d, Ints2d
+
+from .pytorch_tagger_model import head_offsets
+from .scorer import score_attributes
+from .tagger_model import get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables
+
+POS_HEAD = "POS"
+NONE = 0  # index of the NONE value in every attribute head
+IGNORE = -1  # gold id of a head that has no usable annotation on a token
+LOSSES = ("sum", "weighted")
+
+default_model_config = """
+[model]
+@architectures = "spacy_mimick.MimickTagger.v1"
+hidden_width = 128
+depth = 2
+dropout = 0.5
+fine_tune = true
+lowercase_backoff = true
+unk_key = "<UNK>"
+word_width = 64
+char_embed = 0
+char_hidden = 128
+"""
+DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
+
+
+@Language.factory(
+    "mimick_tagger",
+    assigns=["token.pos", "token.morph"],
+    default_config={
+        "model": DEFAULT_MIMICK_TAGGER_MODEL,
+        "loss": "sum",
+        "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
+    },
+    default_score_weights={
+        "pos_acc": 0.5,
+        "attr_micro_f": 0.5,
+        "morph_acc": None,
+        "attr_micro_p": None,
+        "attr_micro_r": None,
+        "attr_macro_f": None,
+        "attr_per_type": None,
+        "oov_train_pos_acc": None,
+    },
+)
+def make_mimick_tagger(
+    nlp: Language, name: str, model: Model, loss: str, scorer: Optional[Callable]
+) -> "MimickTagger":
+    """Create a MimickTagger.
+
+    loss (str): "sum" adds the heads' NLL; "weighted" weights each attribute by the
+        share of training tokens on which it is not NONE (POS weight 1).
+    scorer (Optional[Callable]): Called as ``scorer(examples, train_words=..., in_vectors=...)``
+        (see :meth:`MimickTagger.score`).
+    """
+    return MimickTagger(nlp.vocab, model, name, loss=loss, scorer=scorer)
+
+
+class MimickTagger(TrainablePipe):
+    """Joint tagger of UPOS (``token.pos``) and morphological features (``token.morph``).
+
+    Gold annotation at update time: a token with neither POS nor features is unannotated
+    and ignored; an attribute missing from a token's features is NONE. A POS value or an
+    attribute value that was not seen in initialize is ignored for that head (it has no
+    output unit to learn; teaching NONE instead would be wrong), and so is an attribute
+    that was not seen at all.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "mimick_tagger",
+        *,
+        loss: str = "sum",
+        scorer: Optional[Callable] = score_attributes,
+    ):
+        if loss not in LOSSES:
+            raise ValueError(f"mimick_tagger: loss must be one of {LOSSES}, got {loss!r}")
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self._rehearsal_model = None
+        cfg: Dict[str, Any] = {
+            "labels_pos": [],
+            "labels_morph": {},
+            "attr_weights": {},
+            "loss": loss,
+            "shapes": {},
+        }
+        self.cfg = dict(sorted(cfg.items()))
+        self.scorer = scorer
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        """Every output value as a ``FIELD=VALUE`` string, POS first (NONE not included)."""
+        pos = [f"{POS_HEAD}={value}" for value in self.cfg["labels_pos"]]
+        morph = [
+            f"{attr}{Morphology.FIELD_SEP}{value}"
+            for attr, values in self.cfg["labels_morph"].items()
+            for value in values
+        ]
+        return tuple(pos + morph)
+
+    @property
+    def label_data(self) -> Dict[str, Any]:
+        """The label sets, as ``initialize(labels=...)`` takes them (``spacy init labels``)."""
+        return {"pos": list(self.cfg["labels_pos"]), "morph": dict(self.cfg["labels_morph"])}
+
+    @property
+    def train_words(self) -> List[str]:
+        """Word forms seen in training (the paper's OOV = not among these)."""
+        return get_train_words(self.model)
+
+    @property
+    def _heads(self) -> List[Tuple[str, List[str]]]:
+        """(name, values) of each head in output order; attribute values start with NONE."""
+        heads = [(POS_HEAD, list(self.cfg["labels_pos"]))]
+        for attr, values in self.cfg["labels_morph"].items():
+            heads.append((attr, ["NONE"] + list(values)))
+        return heads
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Dict[str, Any]] = None,
+    ) -> None:
+        """Collect labels and vocabularies from the training data and build the model.
+
+        labels (Optional[Dict]): ``{"pos": [...], "morph": {attr: [values]}}`` as written
+            by ``spacy init labels``; collected from the data when None.
+        """
+        validate_get_examples(get_examples, "MimickTagger.initialize")
+        words = set()
+        pos_counts: Counter = Counter()
+        feat_counts: Counter = Counter()  # (attr, value) -> tokens
+        attr_counts: Counter = Counter()  # attr -> tokens with any value of it
+        n_annotated = 0
+        for example in get_examples():
+            words.update(token.text for token in example.predicted)
+            for token in example.reference:
+                feats = token.morph.to_dict()
+                if not token.pos_ and not feats:
+                    continue  # unannotated, as in _gold_ids
+                n_annotated += 1
+                pos_counts[token.pos_] += 1
+                feat_counts.update(feats.items())
+                attr_counts.update(feats.keys())
+        if labels is None:
+            labels = {"pos": [pos for pos in pos_counts if pos], "morph": {}}
+            for attr, value in feat_counts:
+                labels["morph"].setdefault(attr, []).append(value)
+        unknown_pos = sorted(pos for pos in labels["pos"] if pos not in POS_IDS)
+        if unknown_pos:
+            raise ValueError(
+                f"mimick_tagger: POS values {unknown_pos} are not in spaCy's UPOS set "
+                f"(spacy.parts_of_speech.IDS); map them to UPOS before training"
+            )
+        if not labels["pos"]:
+            raise ValueError(Errors.E143.format(name=self.name))
+        self.cfg["labels_pos"] = sorted(set(labels["pos"]))
+        self.cfg["labels_morph"] = {
+            attr: sorted(set(values)) for attr, values in sorted(labels["morph"].items())
+        }
+        # Weighted loss: the share of annotated tokens on which the attribute is not NONE.
+        self.cfg["attr_weights"] = {
+            attr: attr_counts[attr] / max(n_annotated, 1) for attr in self.cfg["labels_morph"]
+        }
+        # Add-one smoothed frequencies of each head's values: its initial output biases.
+        value_counts = [[pos_counts[pos] for pos in self.cfg["labels_pos"]]]
+        for attr, values in self.cfg["labels_morph"].items():
+            n_none = n_annotated - attr_counts[attr]
+            value_counts.append([n_none] + [feat_counts[(attr, value)] for value in values])
+        priors = [(numpy.asarray(c) + 1.0) / (numpy.sum(c) + len(c)) for c in value_counts]
+        chars = set()
+        for word in words:
+            chars.update(word)
+        self.cfg["shapes"] = set_tagger_tables(
+            self.model, vectors=self.vocab.vectors, words=words, chars=chars
+        )
+        self._set_shapes(head_priors=priors)
+        doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
+        if not doc_sample:
+            raise ValueError(Errors.E923.format(name=self.name))
+        self.model.initialize(X=doc_sample)
+
+    def _value_index(self) -> List[Dict[str, int]]:
+        """Per head, value -> output index."""
+        return [{value: i for i, value in enumerate(values)} for _, values in self._heads]
+
+    def _set_shapes(self, head_priors: Optional[List[numpy.ndarray]] = None) -> None:
+        set_tagger_shapes(
+            self.model,
+            head_sizes=[len(values) for _, values in self._heads],
+            head_priors=None if head_priors is None else [p.tolist() for p in head_priors],
+            **self.cfg["shapes"],
+        )
+
+    def predict(self, docs: Iterable[Doc]) -> List[Ints2d]:
+        """Return, per Doc, an (n_tokens, n_heads) array of value indices (POS first)."""
+        docs = list(docs)
+        n_heads = len(self._heads)
+        if not any(len(doc) for doc in docs):
+            return [numpy.zeros((len(doc), n_heads), dtype="int64") for doc in docs]
+        scores = self.model.predict(docs)
+        flat = numpy.concatenate(scores)
+        offsets = head_offsets([len(values) for _, values in self._heads])
+        ids = numpy.stack(
+            [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
+        )
+        return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
+
+    def set_annotations(self, docs: Iterable[Doc], batch_ids: List[Ints2d]) -> None:
+        """Set ``token.pos`` and ``token.morph`` (non-NONE attributes, normalized by spaCy)."""
+        heads = self._heads
+        pos_ids = [POS_IDS[value] for value in heads[0][1]]
+        morph_cache: Dict[Tuple[int, ...], int] = {}
+        for doc, ids in zip(docs, batch_ids):
+            for token, row in zip(doc, ids.tolist()):
+                token.pos = pos_ids[row[0]]
+                key = tuple(row[1:])
+                if key not in morph_cache:
+                    feats = {
+                        heads[h][0]: heads[h][1][value]
+                        for h, value in enumerate(row[1:], 1)
+                        if value != NONE
+                    }
+                    morph_cache[key] = self.vocab.morphology.add(feats)
+                token.set_morph(morph_cache[key])
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd=None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch of Examples.
+
+        ``drop`` is not used: the torch module applies the architecture's ``dropout``.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "MimickTagger.update")
+        if not any(len(eg.predicted) for eg in examples):
+            return losses
+        scores, backprop = self.model.begin_update([eg.predicted for eg in examples])
+        loss, d_scores = self.get_loss(examples, scores)
+        backprop(d_scores)
+        if sgd not in (None, False):
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: List[Floats2d]) -> Tuple[float, List[Floats2d]]:
+        """Sum (or weighted sum) over heads of the tokens' negative log-likelihood."""
+        validate_examples(examples, "MimickTagger.get_loss")
+        heads = self._heads
+        offsets = head_offsets([len(values) for _, values in heads])
+        weights = [1.0] + [
+            self.cfg["attr_weights"][attr] if self.cfg["loss"] == "weighted" else 1.0
+            for attr, _ in heads[1:]
+        ]
+        value_index = self._value_index()
+        gold = numpy.concatenate([self._gold_ids(eg, value_index) for eg in examples])
+        flat = numpy.concatenate(scores)
+        d_flat = numpy.zeros_like(flat)
+        loss = 0.0
+        for h, weight in enumerate(weights):
+            rows = numpy.flatnonzero(gold[:, h] != IGNORE)
+            if not len(rows) or not weight:
+                continue
+            logits = flat[rows, offsets[h] : offsets[h + 1]]
+            logits = logits - logits.max(axis=1, keepdims=True)
+            log_norm = numpy.log(numpy.exp(logits).sum(axis=1, keepdims=True))
+            log_probs = logits - log_norm
+            targets = gold[rows, h]
+            loss -= weight * float(log_probs[numpy.arange(len(rows)), targets].sum())
+            d_head = numpy.exp(log_probs)
+            d_head[numpy.arange(len(rows)), targets] -= 1.0
+            d_flat[rows, offsets[h] : offsets[h + 1]] = weight * d_head
+        if numpy.isnan(loss):
+            raise ValueError(Errors.E910.format(name=self.name))
+        splits = numpy.cumsum([len(s) for s in scores])[:-1]
+        return loss, numpy.split(d_flat, splits)
+
+    def _gold_ids(self, example: Example, value_index: List[Dict[str, int]]) -> Ints2d:
+        """(n_tokens, n_heads) gold value ids of ``example.predicted``'s tokens, or IGNORE.
+
+        value_index: per head, value -> output index.
+        """
+        heads = self._heads
+        pos_tags = example.get_aligned("POS", as_string=True)
+        morphs = example.get_aligned("MORPH", as_string=True)
+        gold = numpy.full((len(pos_tags), len(heads)), IGNORE, dtype="int64")
+        for i, (pos, morph) in enumerate(zip(pos_tags, morphs)):
+            # Misaligned (None) or unannotated (neither POS nor features): ignore the token.
+            if pos is None or morph is None or (not pos and morph in ("", Morphology.EMPTY_MORPH)):
+                continue
+            gold[i, 0] = value_index[0].get(pos, IGNORE)
+            feats = Morphology.feats_to_dict(morph)
+            for h in range(1, len(heads)):
+                value = feats.get(heads[h][0])
+                gold[i, h] = NONE if value is None else value_index[h].get(value, IGNORE)
+        return gold
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
+        """Paper metrics (POS accuracy, attribute micro/macro F1, OOV accuracies).
+
+        The scorer gets ``train_words`` (OOV = not in the tagger's training vocabulary, as
+        in the original evaluation) and ``in_vectors`` (the token has a pretrained vector,
+        see :func:`~spacy_mimick.tagger_model.has_pretrained_vector`).
+        """
+        validate_examples(examples, "MimickTagger.score")
+        if self.scorer is None:
+            return {}
+        return self.scorer(
+            examples,
+            train_words=set(self.train_words),
+            in_vectors=partial(has_pretrained_vector, self.model),
+            **kwargs,
+        )
+
+    def from_bytes(self, bytes_data: bytes, *, exclude=tuple()) -> "MimickTagger":
+        """Load cfg first: its label sets and shapes rebuild the torch module, then the
+        model bytes fill in its weights and the featurizer's tables."""
+        self._validate_serialization_attrs()
+        util.from_bytes(
+            bytes_data,
+            {
+                "cfg": lambda b: self.cfg.update(srsly.json_loads(b)),
+                "vocab": lambda b: self.vocab.from_bytes(b, exclude=exclude),
+            },
+            exclude,
+        )
+        self._rebuild_model()
+        util.from_bytes(bytes_data, {"model": self._load_model_bytes}, exclude)
+        return self
+
+    def from_disk(self, path, *, exclude=tuple()) -> "MimickTagger":
+        """Like :meth:`from_bytes`, from a directory written by ``to_disk``."""
+        self._validate_serialization_attrs()
+        util.from_disk(
+            path,
+            {
+                "cfg": lambda p: self.cfg.update(srsly.read_json(p)),
+                "vocab": lambda p: self.vocab.from_disk(p, exclude=exclude),
+            },
+            exclude,
+        )
+        self._rebuild_model()
+        util.from_disk(
+            path, {"model": lambda p: self._load_model_bytes(p.read_bytes())}, exclude
+        )
+        return self
+
+    def _rebuild_model(self) -> None:
+        if not self.cfg["shapes"]:
+            raise ValueError(f"mimick_tagger {self.name!r}: no shapes in cfg (was it initialized?)")
+        self._set_shapes()
+        self.model.initialize()
+
+    def _load_model_bytes(self, data: bytes) -> None:
+        try:
+            self.model.from_bytes(data)
+        except AttributeError:
+            raise ValueError(Errors.E149) from None

@@ -1,0 +1,311 @@
+"""The thinc architecture of the joint tagger: a Doc featurizer chained to the wrapped torch net.
+
+``featurizer`` turns Docs into arrays (static vectors with lowercase and UNK backoff,
+training-vocabulary ids, character ids of the batch's unique words); ``net`` wraps
+:class:`~spacy_mimick.pytorch_tagger_model.MimickTaggerNet` and outputs one
+``(n_tokens, sum(head_sizes))`` score array per Doc.
+
+The torch module's shapes depend on the training data (vocabularies, label sets), so it is
+built lazily in ``net``'s init, like spacy-experimental's coref model. The component calls
+:func:`set_tagger_tables` (featurizer tables, from training data) and
+:func:`set_tagger_shapes` (network sizes) before ``model.initialize()``; when loading, it
+calls ``set_tagger_shapes`` with the sizes it stored in its cfg, initializes, and only then
+loads the weights and tables with ``model.from_bytes``.
+"""
+from dataclasses import dataclass
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+import spacy
+import torch
+from spacy.tokens import Doc, Token
+from spacy.vectors import Mode, Vectors
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain, torch2xp, xp2torch
+from thinc.types import Floats1d, Floats2d
+
+from .pytorch_tagger_model import MimickTaggerNet
+from .token_vectors import doc_vectors
+
+# Character ids: 0 pads, then the reserved symbols, then the training characters.
+PAD_CHAR, UNK_CHAR, BOW_CHAR, EOW_CHAR = 0, 1, 2, 3
+N_RESERVED_CHARS = 4
+
+
+@dataclass
+class TaggerInputs:
+    """A featurized batch of Docs: flat token arrays plus the batch's unique words as chars."""
+
+    lengths: numpy.ndarray  # (n_docs,) int64
+    vectors: numpy.ndarray  # (n_tokens, vector_width) float32; width 0 without vectors
+    word_ids: numpy.ndarray  # (n_tokens,) int64, training-vocabulary row, 0 = unseen
+    char_ids: numpy.ndarray  # (n_unique_words, max_chars) int64, PAD_CHAR-padded
+    char_lengths: numpy.ndarray  # (n_unique_words,) int64
+    token_words: numpy.ndarray  # (n_tokens,) int64, row of each token in char_ids
+
+
+@spacy.registry.architectures("spacy_mimick.MimickTagger.v1")
+def build_mimick_tagger_v1(
+    hidden_width: int = 128,
+    depth: int = 2,
+    dropout: float = 0.5,
+    fine_tune: bool = True,
+    lowercase_backoff: bool = True,
+    unk_key: str = "<UNK>",
+    word_width: int = 64,
+    char_embed: int = 0,
+    char_hidden: int = 128,
+) -> Model[List[Doc], List[Floats2d]]:
+    """Build the joint POS + morphological attribute tagger of Pinter et al. (2017), sec. 4.
+
+    Each Doc is one BiLSTM sequence (the UD readers give one Doc per sentence); a batch of
+    Docs runs as one packed batch, and the characters of its unique words are encoded once.
+
+    hidden_width (int): BiLSTM width, both directions together (128 = 64 per direction,
+        as DyNet's builder in the original).
+    depth (int): Number of BiLSTM layers.
+    dropout (float): Dropout on the BiLSTM's input and between its layers. This setting,
+        not ``[training] dropout``, applies: the torch module owns its dropout layers.
+    fine_tune (bool): Learn a delta per training word on top of its static vector: the
+        same as fine-tuning a table of the training words initialised with their static
+        vectors. Training words with no vector at all start from the UNK vector (the
+        original gave them U(-0.8, 0.8) rows); words not seen in training keep their static
+        vector (pretrained, Mimick or UNK) unchanged.
+    lowercase_backoff (bool): For tokens with neither a static nor a Mimick vector, look
+        up the lowercased form in the static table before falling back to UNK.
+    unk_key (str): Key of the static table's UNK row (Polyglot: "<UNK>"). Tables without
+        it use the mean of all rows as the UNK vector.
+    word_width (int): Width of the trainable word table used when the pipeline has no
+        static vectors.
+    char_embed (int): Character embedding width of the char->tag BiLSTM; 0 turns it off.
+    char_hidden (int): Width of the char->tag BiLSTM, both directions together.
+    """
+    featurizer: Model[List[Doc], TaggerInputs] = Model(
+        "mimick_tagger_featurizer",
+        featurize_forward,
+        dims={"nV": None},
+        params={"unk": None},
+        attrs={
+            "words": {},
+            "chars": {},
+            "lowercase_backoff": lowercase_backoff,
+            "unk_key": unk_key,
+            "use_chars": char_embed > 0,
+        },
+    )
+    net: Model[TaggerInputs, List[Floats2d]] = Model(
+        "mimick_tagger_net",
+        net_forward,
+        init=net_init,
+        dims={"nV": None, "nW": None, "nC": None},
+        attrs={
+            "head_sizes": None,
+            "head_priors": None,
+            "hidden_width": hidden_width,
+            "depth": depth,
+            "dropout": dropout,
+            "fine_tune": fine_tune,
+            "word_width": word_width,
+            "char_embed": char_embed,
+            "char_hidden": char_hidden,
+        },
+    )
+    model = chain(featurizer, net)
+    model.set_ref("featurizer", featurizer)
+    model.set_ref("net", net)
+    return model
+
+
+def set_tagger_tables(
+    model: Model, *, vectors: Vectors, words: Iterable[str], chars: Iterable[str]
+) -> Dict[str, int]:
+    """Give the featurizer its tables; return the sizes the network needs (nV, nW, nC).
+
+    vectors: the pipeline's static table; its width becomes nV and its UNK row (or mean
+        row, see ``unk_key``) the vector of tokens that have no vector at all.
+    words, chars: the training vocabulary and the characters seen in training.
+    """
+    featurizer = model.get_ref("featurizer")
+    width = vectors.shape[1] if vectors.shape[0] else 0
+    featurizer.set_dim("nV", width, force=True)
+    featurizer.set_param("unk", _unk_vector(vectors, featurizer.attrs["unk_key"]))
+    featurizer.attrs["words"] = {word: i for i, word in enumerate(sorted(set(words)), 1)}
+    featurizer.attrs["chars"] = {
+        char: i for i, char in enumerate(sorted(set(chars)), N_RESERVED_CHARS)
+    }
+    return {
+        "nV": width,
+        "nW": len(featurizer.attrs["words"]) + 1,
+        "nC": len(featurizer.attrs["chars"]) + N_RESERVED_CHARS,
+    }
+
+
+def set_tagger_shapes(
+    model: Model,
+    *,
+    nV: int,
+    nW: int,
+    nC: int,
+    head_sizes: Sequence[int],
+    head_priors: Optional[Sequence[Sequence[float]]] = None,
+) -> None:
+    """Set the network's sizes, so that ``initialize`` can build the torch module.
+
+    head_priors: for training from scratch, each head's value frequencies in the training
+        data, the initial output biases (see ``MimickTaggerNet._init_head_biases``).
+    """
+    net = model.get_ref("net")
+    for name, value in (("nV", nV), ("nW", nW), ("nC", nC)):
+        net.set_dim(name, value, force=True)
+    net.attrs["head_sizes"] = list(head_sizes)
+    net.attrs["head_priors"] = None if head_priors is None else [list(p) for p in head_priors]
+
+
+def get_train_words(model: Model) -> List[str]:
+    """The tagger's training vocabulary (word forms seen in training)."""
+    return list(model.get_ref("featurizer").attrs["words"])
+
+
+def has_pretrained_vector(model: Model, token: Token) -> bool:
+    """Whether the featurizer finds ``token`` in the static table (exact form, or its
+    lowercase form with ``lowercase_backoff``) rather than using Mimick's or the UNK vector."""
+    table = token.vocab.vectors
+    if table.mode == Mode.floret:
+        return True
+    if not table.shape[0]:
+        return False
+    if table.find(key=token.orth) >= 0:
+        return True
+    return model.get_ref("featurizer").attrs["lowercase_backoff"] and table.find(key=token.lower) >= 0
+
+
+def _unk_vector(vectors: Vectors, unk_key: str) -> Floats1d:
+    if not vectors.shape[0]:
+        return numpy.zeros((0,), dtype="float32")
+    data = vectors.data
+    data = data.get() if hasattr(data, "get") else data  # cupy -> numpy
+    row = vectors.find(key=unk_key) if unk_key else -1
+    if row >= 0:
+        return numpy.array(data[row], dtype="float32")
+    # No UNK row (GloVe, fastText): the mean vector stands in. The paper found it worse
+    # than Polyglot's trained UNK, but it is the only choice such tables offer.
+    return numpy.asarray(data.mean(axis=0), dtype="float32")
+
+
+def featurize_forward(
+    model: Model[List[Doc], TaggerInputs], docs: List[Doc], is_train: bool
+) -> Tuple[TaggerInputs, Callable]:
+    words = model.attrs["words"]
+    texts = [token.text for doc in docs for token in doc]
+    word_ids = numpy.fromiter((words.get(text, 0) for text in texts), dtype="int64", count=len(texts))
+    lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
+    width = model.get_dim("nV")
+    if width:
+        vectors = numpy.concatenate([_static_vectors(model, doc) for doc in docs])
+    else:
+        vectors = numpy.zeros((len(texts), 0), dtype="float32")
+    if model.attrs["use_chars"]:
+        char_ids, char_lengths, token_words = _char_arrays(texts, model.attrs["chars"])
+    else:
+        char_ids = numpy.zeros((0, 0), dtype="int64")
+        char_lengths = numpy.zeros((0,), dtype="int64")
+        token_words = numpy.zeros((0,), dtype="int64")
+    inputs = TaggerInputs(lengths, vectors, word_ids, char_ids, char_lengths, token_words)
+    return inputs, lambda d_inputs: []
+
+
+def _static_vectors(model: Model, doc: Doc) -> Floats2d:
+    """Static table, then Mimick's predictions, then lowercase backoff, then UNK."""
+    width = model.get_dim("nV")
+    vectors, has_vector, _ = doc_vectors(doc)
+    if len(doc) and vectors.shape[1] != width:
+        raise ValueError(
+            f"mimick_tagger was initialized with {width}-d vectors, but the Doc's vectors "
+            f"are {vectors.shape[1]}-d (changed vectors or a mismatched Mimick model?)"
+        )
+    missing = numpy.flatnonzero(~has_vector)
+    if len(missing) and model.attrs["lowercase_backoff"]:
+        table = doc.vocab.vectors
+        rows = numpy.asarray(table.find(keys=[doc[int(i)].lower for i in missing]))
+        found = rows >= 0
+        if found.any():
+            data = table.data
+            data = data.get() if hasattr(data, "get") else data
+            vectors[missing[found]] = data[rows[found]]
+            missing = missing[~found]
+    vectors[missing] = model.get_param("unk")
+    return vectors
+
+
+def _char_arrays(
+    texts: List[str], chars: Dict[str, int]
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """Boundary-marked character ids of the unique words, each encoded once per batch."""
+    rows: Dict[str, int] = {}
+    token_words = numpy.fromiter(
+        (rows.setdefault(text, len(rows)) for text in texts), dtype="int64", count=len(texts)
+    )
+    sequences = [
+        [BOW_CHAR] + [chars.get(char, UNK_CHAR) for char in word] + [EOW_CHAR] for word in rows
+    ]
+    char_lengths = numpy.array([len(seq) for seq in sequences], dtype="int64")
+    max_len = int(char_lengths.max()) if len(sequences) else 0
+    char_ids = numpy.full((len(sequences), max_len), PAD_CHAR, dtype="int64")
+    char_ids[numpy.arange(max_len) < char_lengths[:, None]] = numpy.fromiter(
+        (char for seq in sequences for char in seq), dtype="int64", count=int(char_lengths.sum())
+    )
+    return char_ids, char_lengths, token_words
+
+
+def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
+    """(Re)build the torch module from the sizes set by :func:`set_tagger_shapes`."""
+    if model.attrs["head_sizes"] is None:
+        raise ValueError("mimick_tagger: set_tagger_shapes must be called before initialize")
+    attrs = model.attrs
+    net = MimickTaggerNet(
+        vector_width=model.get_dim("nV"),
+        n_words=model.get_dim("nW"),
+        word_width=attrs["word_width"],
+        fine_tune=attrs["fine_tune"],
+        n_chars=model.get_dim("nC"),
+        char_embed=attrs["char_embed"],
+        char_hidden=attrs["char_hidden"],
+        hidden_width=attrs["hidden_width"],
+        depth=attrs["depth"],
+        dropout=attrs["dropout"],
+        head_sizes=attrs["head_sizes"],
+        head_priors=attrs["head_priors"],
+    )
+    wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
+    model.layers[:] = [wrapper]
+
+
+def net_forward(
+    model: Model[TaggerInputs, List[Floats2d]], X: TaggerInputs, is_train: bool
+) -> Tuple[List[Floats2d], Callable]:
+    return model.layers[0](X, is_train)
+
+
+def _convert_inputs(
+    model: Model, X: TaggerInputs, is_train: bool
+) -> Tuple[ArgsKwargs, Callable]:
+    args = tuple(
+        torch.from_numpy(array)
+        for array in (X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words)
+    )
+    # The inputs are data, not parameters: nothing flows back into the featurizer.
+    return ArgsKwargs(args=args, kwargs={}), lambda d_inputs: []
+
+
+def _convert_outputs(
+    model: Model, inputs_outputs: Tuple[TaggerInputs, torch.Tensor], is_train: bool
+) -> Tuple[List[Floats2d], Callable]:
+    X, scores = inputs_outputs
+    flat = torch2xp(scores)
+    splits = numpy.cumsum(X.lengths)[:-1]
+    Y = numpy.split(flat, splits)
+
+    def backprop(dY: List[Floats2d]) -> ArgsKwargs:
+        d_scores = xp2torch(numpy.ascontiguousarray(numpy.concatenate(dY), dtype="float32"))
+        return ArgsKwargs(args=([scores],), kwargs={"grad_tensors": [d_scores]})
+
+    return Y, backprop

@@ -1,0 +1,264 @@
+"""The joint UPOS + morphological attribute tagger (``mimick_tagger``) on real EWT data."""
+import gzip
+import random
+from itertools import islice
+from pathlib import Path
+
+import numpy
+import pytest
+import spacy
+from spacy.morphology import Morphology
+from spacy.parts_of_speech import IDS as POS_IDS
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.training.initialize import convert_vectors
+from thinc.api import Adam, fix_random_seed
+
+from spacy_mimick.tagger_component import MimickTagger
+from spacy_mimick.tagger_model import get_train_words
+from spacy_mimick.token_vectors import OOV_VECTORS_KEY
+from spacy_mimick.ud import read_conllu
+
+from conftest import EWT, GLOVE, REPO
+
+EWT_TRAIN = EWT / "en_ewt-ud-train.conllu"
+EWT_DEV = EWT / "en_ewt-ud-dev.conllu"
+N_VECTORS = 5000
+
+
+@pytest.fixture(scope="session")
+def vectors_dir(tmp_path_factory, shared_data) -> Path:
+    """A `spacy init vectors` pipeline with the first N_VECTORS GloVe rows."""
+    tmp = tmp_path_factory.mktemp("vectors")
+    text = tmp / "glove.txt"
+    with gzip.open(GLOVE, "rt", encoding="utf8") as src:
+        text.write_text("".join(islice(src, N_VECTORS)), encoding="utf8")
+    nlp = spacy.blank("en")
+    convert_vectors(nlp, text, truncate=0, prune=-1, mode="default")
+    nlp.to_disk(tmp / "nlp")
+    return tmp / "nlp"
+
+
+def _examples(nlp, path, limit):
+    return [
+        Example(Doc(nlp.vocab, words=[t.text for t in ref], spaces=[bool(t.whitespace_) for t in ref]), ref)
+        for ref in read_conllu(path, nlp.vocab, limit=limit)
+    ]
+
+
+def _pipeline(vectors_dir, **model_cfg):
+    nlp = spacy.load(vectors_dir) if vectors_dir is not None else spacy.blank("en")
+    nlp.add_pipe("mimick_tagger", config={"model": model_cfg})
+    return nlp
+
+
+def _scores(nlp, docs):
+    return nlp.get_pipe("mimick_tagger").model.predict([nlp.make_doc(d) if isinstance(d, str) else d for d in docs])
+
+
+@pytest.fixture(scope="module")
+def trained(vectors_dir):
+    """A No-Char tagger trained briefly on 300 EWT sentences, and 300 dev examples."""
+    fix_random_seed(0)
+    nlp = _pipeline(vectors_dir, dropout=0.2)
+    train = _examples(nlp, EWT_TRAIN, 300)
+    dev = _examples(nlp, EWT_DEV, 300)
+    optimizer = Adam(0.005)
+    nlp.initialize(lambda: train, sgd=optimizer)
+    rng = random.Random(0)
+    for _ in range(5):
+        rng.shuffle(train)
+        for i in range(0, len(train), 8):
+            nlp.update(train[i : i + 8], sgd=optimizer)
+    return nlp, train, dev
+
+
+def test_labels_from_training_data(vectors_dir):
+    nlp = _pipeline(vectors_dir)
+    train = _examples(nlp, EWT_TRAIN, 100)
+    nlp.initialize(lambda: train)
+    tagger = nlp.get_pipe("mimick_tagger")
+    gold_pos = {t.pos_ for eg in train for t in eg.reference}
+    assert set(tagger.cfg["labels_pos"]) == gold_pos
+    gold_morph = {}
+    for eg in train:
+        for token in eg.reference:
+            for attr, value in token.morph.to_dict().items():
+                gold_morph.setdefault(attr, set()).add(value)
+    assert tagger.cfg["labels_morph"] == {attr: sorted(values) for attr, values in sorted(gold_morph.items())}
+    assert {"Plur", "Sing"} <= set(tagger.cfg["labels_morph"]["Number"])
+    tokens = [t for eg in train for t in eg.reference]
+    with_number = sum("Number" in t.morph.to_dict() for t in tokens)
+    assert tagger.cfg["attr_weights"]["Number"] == pytest.approx(with_number / len(tokens))
+    assert "POS=NOUN" in tagger.labels and "Number=Sing" in tagger.labels
+    assert set(get_train_words(tagger.model)) == {t.text for eg in train for t in eg.predicted}
+    # label_data is what initialize(labels=...) takes
+    other = _pipeline(vectors_dir)
+    other.get_pipe("mimick_tagger").initialize(lambda: train[:5], nlp=other, labels=tagger.label_data)
+    assert other.get_pipe("mimick_tagger").label_data == tagger.label_data
+
+
+def test_non_upos_label_is_refused(vectors_dir):
+    nlp = _pipeline(vectors_dir)
+    train = _examples(nlp, EWT_TRAIN, 5)
+    with pytest.raises(ValueError, match="UPOS"):
+        nlp.get_pipe("mimick_tagger").initialize(
+            lambda: train, nlp=nlp, labels={"pos": ["NOUN", "NN"], "morph": {}}
+        )
+
+
+def test_bad_loss_is_refused(vectors_dir):
+    with pytest.raises(ValueError, match="loss"):
+        spacy.blank("en").add_pipe("mimick_tagger", config={"loss": "mean"})
+
+
+def test_training_beats_majority_baseline(trained):
+    nlp, train, dev = trained
+    pos = [t.pos_ for eg in dev for t in eg.reference]
+    majority = max(pos.count(p) for p in set(pos)) / len(pos)
+    scores = nlp.evaluate(dev)
+    assert majority < 0.25
+    assert scores["pos_acc"] > 0.7
+    assert scores["attr_micro_f"] > 0.5
+
+
+def test_predicted_feats_are_valid(trained):
+    nlp, _, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    labels = tagger.cfg["labels_morph"]
+    n_with_feats = 0
+    for doc in nlp.pipe(eg.predicted for eg in dev[:100]):
+        for token in doc:
+            assert token.pos_ in tagger.cfg["labels_pos"]
+            feats = str(token.morph)
+            if not feats:
+                continue
+            n_with_feats += 1
+            assert feats == nlp.vocab.morphology.normalize_features(feats)
+            for attr, value in Morphology.feats_to_dict(feats).items():
+                assert value in labels[attr], (attr, value)
+    assert n_with_feats > 100
+
+
+def test_score_reports_paper_metrics(trained):
+    nlp, _, dev = trained
+    scores = nlp.evaluate(dev)
+    for key in ("pos_acc", "morph_acc", "attr_micro_f", "attr_micro_p", "attr_micro_r", "attr_macro_f"):
+        assert 0 <= scores[key] <= 1, key
+    assert "Number" in scores["attr_per_type"]
+    assert scores["oov_train_n_tokens"] > 0
+    assert 0 <= scores["oov_train_pos_acc"] < scores["pos_acc"]
+    assert scores["oov_vec_n_tokens"] > 0
+
+
+@pytest.mark.parametrize("use_vectors", [True, False])
+@pytest.mark.parametrize("char_embed", [0, 20])
+@pytest.mark.parametrize("fine_tune", [True, False])
+def test_variants_build_and_run(vectors_dir, use_vectors, char_embed, fine_tune):
+    nlp = _pipeline(vectors_dir if use_vectors else None, char_embed=char_embed, fine_tune=fine_tune)
+    train = _examples(nlp, EWT_TRAIN, 20)
+    optimizer = nlp.initialize(lambda: train)
+    losses = nlp.update(train, sgd=optimizer)
+    assert numpy.isfinite(losses["mimick_tagger"]) and losses["mimick_tagger"] > 0
+    docs = list(nlp.pipe(["Zorblax quuxed the 3 frobnicators .", ""]))
+    assert all(t.pos_ for t in docs[0]) and len(docs[1]) == 0
+    net = nlp.get_pipe("mimick_tagger").model.get_ref("net").layers[0].shims[0]._model
+    assert (net.chars is not None) == (char_embed > 0)
+    assert (net.word_embed is not None) == (not use_vectors)
+    assert (net.word_delta is not None) == (use_vectors and fine_tune)
+
+
+def test_mimick_vectors_feed_the_tagger(trained):
+    """An OOV token gets UNK input, unless a Mimick vector is on the doc."""
+    nlp, _, _ = trained
+    featurizer = nlp.get_pipe("mimick_tagger").model.get_ref("featurizer")
+    words = ["The", "zorblaxian", "sat", "."]
+    plain = Doc(nlp.vocab, words=words)
+    with_mimick = Doc(nlp.vocab, words=words)
+    mimick_vector = numpy.linspace(-1, 1, nlp.vocab.vectors.shape[1]).astype("float32")
+    with_mimick.user_data[OOV_VECTORS_KEY] = {"zorblaxian": mimick_vector}
+    X_plain = featurizer.predict([plain])
+    X_mimick = featurizer.predict([with_mimick])
+    numpy.testing.assert_array_equal(X_plain.vectors[1], featurizer.get_param("unk"))
+    numpy.testing.assert_array_equal(X_mimick.vectors[1], mimick_vector)
+    # "The" has no row of its own in lowercase GloVe: lowercase backoff finds "the".
+    numpy.testing.assert_array_equal(X_plain.vectors[0], nlp.vocab.get_vector("the"))
+    scores_plain, scores_mimick = _scores(nlp, [plain, with_mimick])
+    assert not numpy.allclose(scores_plain[1], scores_mimick[1])
+
+
+def test_unseen_gold_values_are_ignored(vectors_dir):
+    nlp = _pipeline(vectors_dir)
+    train = _examples(nlp, EWT_TRAIN, 10)
+    labels = {"pos": ["DET", "NOUN", "PUNCT"], "morph": {"Number": ["Sing"]}}
+    nlp.get_pipe("mimick_tagger").initialize(lambda: train, nlp=nlp, labels=labels)
+    optimizer = nlp.create_optimizer()
+    ref = Doc(
+        nlp.vocab,
+        words=["The", "dogs", "barked", "!"],
+        pos=["DET", "NOUN", "VERB", "PUNCT"],
+        morphs=["Definite=Def|PronType=Art", "Number=Plur", "Mood=Ind|Tense=Past", ""],
+    )
+    example = Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
+    tagger = nlp.get_pipe("mimick_tagger")
+    gold = tagger._gold_ids(example, tagger._value_index())
+    # POS: VERB unseen -> ignored. Number: Plur unseen -> ignored, absent -> NONE (0).
+    assert gold[:, 0].tolist() == [0, 1, -1, 2]
+    assert gold[:, 1].tolist() == [0, -1, 0, 0]
+    losses = nlp.update([example], sgd=optimizer)
+    assert numpy.isfinite(losses["mimick_tagger"])
+
+
+def test_weighted_loss_runs(vectors_dir):
+    nlp = spacy.load(vectors_dir)
+    nlp.add_pipe("mimick_tagger", config={"loss": "weighted"})
+    train = _examples(nlp, EWT_TRAIN, 20)
+    optimizer = nlp.initialize(lambda: train)
+    assert numpy.isfinite(nlp.update(train, sgd=optimizer)["mimick_tagger"])
+
+
+def test_serialization_round_trips(trained, vectors_dir, tmp_path):
+    nlp, _, dev = trained
+    docs = [eg.predicted for eg in dev[:50]]
+    expected = _scores(nlp, docs)
+    # to_bytes / from_bytes into a fresh, uninitialized component
+    fresh = _pipeline(vectors_dir, dropout=0.2)
+    fresh.get_pipe("mimick_tagger").from_bytes(nlp.get_pipe("mimick_tagger").to_bytes())
+    for a, b in zip(expected, _scores(fresh, docs)):
+        numpy.testing.assert_array_equal(a, b)
+    # nlp.to_disk -> spacy.load
+    nlp.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert isinstance(loaded.get_pipe("mimick_tagger"), MimickTagger)
+    for a, b in zip(expected, _scores(loaded, docs)):
+        numpy.testing.assert_array_equal(a, b)
+    texts = [doc.text for doc in docs]
+    for doc_a, doc_b in zip(nlp.pipe(texts), loaded.pipe(texts)):
+        assert [(t.pos_, str(t.morph)) for t in doc_a] == [(t.pos_, str(t.morph)) for t in doc_b]
+
+
+@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
+def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
+    from spacy.cli.train import train
+
+    train(
+        REPO / "configs" / f"tagger_{variant}.cfg",
+        tmp_path / "out",
+        overrides={
+            "paths.train": str(EWT_TRAIN),
+            "paths.dev": str(EWT_DEV),
+            "paths.vectors": str(vectors_dir),
+            "paths.mimick_model": str(tiny_mimick),
+            "corpora.train.limit": 40,
+            "corpora.dev.limit": 20,
+            "training.max_steps": 6,
+            "training.eval_frequency": 3,
+        },
+    )
+    nlp = spacy.load(tmp_path / "out" / "model-last")
+    expected = ["mimick_vectors", "mimick_tagger"] if variant in ("mimick", "both") else ["mimick_tagger"]
+    assert nlp.pipe_names == expected
+    doc = nlp("The zorblaxian cat sat on the mat.")
+    assert all(token.pos in POS_IDS.values() for token in doc)
+    if "mimick_vectors" in expected:
+        assert "zorblaxian" in doc.user_data[OOV_VECTORS_KEY]
