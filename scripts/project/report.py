@@ -1,0 +1,304 @@
+"""Markdown tables shaped like the paper's, from the metrics the project's commands wrote.
+
+    python scripts/project/report.py METRICS_DIR --output METRICS_DIR/report.md [--settings 5000,0] [--gains-n-tokens 10000]
+
+Reads every JSON under METRICS_DIR: ``evaluate.py``'s runs (one per treebank, token budget,
+seed and variant), ``significance.py``'s tests and ``rare_word.py``'s results, and writes:
+
+1. POS accuracy (the paper's Table 5): per treebank, No-Char / Mimick / char->tag / Both at
+   each token budget in ``--settings`` (0 = full data, with its N_train). **Bold** (*italic*):
+   significant improvement (degradation) by McNemar's test, p < ``--alpha``, of Mimick over
+   No-Char and of Both over char->tag.
+2. Attribute micro-F1 (Table 6), marked by the bootstrapped Z-test.
+3. Gains from Mimick at ``--gains-n-tokens`` training tokens (Table 7): test tokens with no
+   pretrained vector, POS accuracy gain over the full test set and over the tokens outside the
+   training vocabulary ("OOV (UD)"), without and with char->tag; bold where McNemar's p < alpha.
+4. Stanford Rare Word (Table 3), when ``rare_word.json`` exists.
+5. Every run: mean +- standard deviation over seeds (the learning-curve data).
+
+Tables 1-2 and 5-6 show one run per setting, the lowest seed (the one the significance tests
+compare); scores are x 100.
+"""
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+VARIANTS = ("nochar", "mimick", "chartag", "both")
+LABELS = {"nochar": "No-Char", "mimick": "Mimick", "chartag": "char→tag", "both": "Both"}
+# variant -> (baseline it is tested against)
+PAIRS = {"mimick": "nochar", "both": "chartag"}
+DASH = "—"
+
+
+class Results:
+    """Everything found under a metrics folder."""
+
+    def __init__(self) -> None:
+        self.runs: Dict[Tuple[str, int, int, str], Dict[str, Any]] = {}  # (treebank, n, seed, variant)
+        self.sigs: Dict[Tuple[str, int, int, str, str], Dict[str, Any]] = {}  # (treebank, n, seed, a, b)
+        self.rare_word: Dict[str, Dict[str, Any]] = {}
+
+    @property
+    def treebanks(self) -> List[str]:
+        return sorted({key[0] for key in self.runs} | set(self.rare_word))
+
+    def settings(self, treebank: Optional[str] = None) -> List[int]:
+        """Token budgets present, ascending, full data (0) last."""
+        found = {key[1] for key in self.runs if treebank is None or key[0] == treebank}
+        return sorted(found, key=lambda n: (n == 0, n))
+
+    def main_seed(self, treebank: str, n: int) -> Optional[int]:
+        seeds = [key[2] for key in self.runs if key[0] == treebank and key[1] == n]
+        return min(seeds) if seeds else None
+
+    def run(self, treebank: str, n: int, variant: str, seed: Optional[int] = None) -> Optional[Dict[str, Any]]:
+        seed = self.main_seed(treebank, n) if seed is None else seed
+        return self.runs.get((treebank, n, seed, variant))
+
+    def sig(self, treebank: str, n: int, variant: str) -> Optional[Dict[str, Any]]:
+        if variant not in PAIRS:
+            return None
+        return self.sigs.get((treebank, n, self.main_seed(treebank, n), PAIRS[variant], variant))
+
+
+def load_results(root: Path) -> Results:
+    results = Results()
+    pending_sigs = []
+    setting_of_dir: Dict[Path, Tuple[str, int, int]] = {}
+    for path in sorted(root.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        if "variant" in data and "scores" in data:
+            key = (data.get("treebank") or path.parent.parent.name, int(data.get("n_tokens") or 0),
+                   int(data.get("seed") or 0))
+            results.runs[(*key, data["variant"])] = data
+            setting_of_dir[path.parent] = key
+        elif "pos_p_value" in data and "a" in data and "b" in data:
+            pending_sigs.append((path, data))
+        elif data.get("rare_word"):
+            results.rare_word[data.get("treebank") or path.parent.name] = data
+    for path, data in pending_sigs:
+        key = setting_of_dir.get(path.parent)
+        if key is not None:
+            results.sigs[(*key, data["a"], data["b"])] = data
+    return results
+
+
+def pct(value: Optional[float], digits: int = 2) -> str:
+    return DASH if value is None else f"{100 * value:.{digits}f}"
+
+
+def mark(text: str, delta: Optional[float], p_value: Optional[float], alpha: float) -> str:
+    """Bold for a significant improvement, italic for a significant degradation."""
+    if text == DASH or delta is None or p_value is None or p_value >= alpha or delta == 0:
+        return text
+    return f"**{text}**" if delta > 0 else f"*{text}*"
+
+
+def language_label(treebank: str, results: Results) -> str:
+    name = treebank[3:] if treebank.startswith("UD_") else treebank
+    langs = {run.get("lang") for key, run in results.runs.items() if key[0] == treebank} - {None, "xx"}
+    return f"{sorted(langs)[0]} ({name})" if langs else name
+
+
+def setting_label(n: int) -> str:
+    return "Full data" if n == 0 else f"N_train = {n:,}"
+
+
+def score_table(results: Results, metric: str, p_key: str, delta_key: str, settings: Sequence[int],
+                alpha: float) -> List[str]:
+    header = ["Treebank"]
+    for n in settings:
+        if n == 0:
+            header.append("N_train (full)")
+        header += [f"{LABELS[v]} ({'full' if n == 0 else f'{n:,}'})" for v in VARIANTS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for treebank in results.treebanks:
+        if not any(results.run(treebank, n, v) for n in settings for v in VARIANTS):
+            continue
+        row = [language_label(treebank, results)]
+        for n in settings:
+            if n == 0:
+                sizes = [r["n_train_tokens"] for v in VARIANTS if (r := results.run(treebank, 0, v))
+                         and r.get("n_train_tokens") is not None]
+                row.append(f"{sizes[0]:,}" if sizes else DASH)
+            for variant in VARIANTS:
+                run = results.run(treebank, n, variant)
+                text = pct(run["scores"].get(metric)) if run else DASH
+                sig = results.sig(treebank, n, variant)
+                if sig is not None:
+                    text = mark(text, sig.get(delta_key), sig.get(p_key), alpha)
+                row.append(text)
+        lines.append("| " + " | ".join(row) + " |")
+    return lines
+
+
+def pick_gains_setting(results: Results, treebank: str, wanted: int) -> Optional[int]:
+    """``wanted`` if that budget was run with both pairs, else the closest budget that was."""
+    complete = [n for n in results.settings(treebank)
+                if all(results.run(treebank, n, v) for v in VARIANTS)]
+    if not complete:
+        return None
+    if wanted in complete:
+        return wanted
+    full = results.run(treebank, 0, "nochar") if 0 in complete else None
+    if full and full.get("n_train_tokens") is not None and full["n_train_tokens"] <= wanted:
+        return 0  # a treebank smaller than the budget: all its tokens (the paper's Tamil, Kazakh)
+    limited = [n for n in complete if n > 0] or complete
+    return min(limited, key=lambda n: abs(n - wanted))
+
+
+def gains_table(results: Results, wanted: int, alpha: float) -> List[str]:
+    rows = []
+    for treebank in results.treebanks:
+        n = pick_gains_setting(results, treebank, wanted)
+        if n is None:
+            continue
+        runs = {v: results.run(treebank, n, v) for v in VARIANTS}
+        scores = {v: r["scores"] for v, r in runs.items()}
+        base = scores["nochar"]
+        missing = (base.get("oov_vec_n_tokens") / base["n_tokens"]
+                   if base.get("oov_vec_n_tokens") is not None and base.get("n_tokens") else None)
+        cells = []
+        for key in ("pos_acc", "oov_train_pos_acc"):
+            for variant in ("mimick", "both"):
+                a, b = scores[PAIRS[variant]].get(key), scores[variant].get(key)
+                delta = None if a is None or b is None else b - a
+                sig = results.sig(treebank, n, variant) or {}
+                p_value = sig.get("pos_p_value") if key == "pos_acc" else (sig.get("oov_train") or {}).get("pos_p_value")
+                text = DASH if delta is None else f"{100 * delta:.2f}"
+                cells.append(f"**{text}**" if delta is not None and p_value is not None and p_value < alpha else text)
+        label = language_label(treebank, results) + ("" if n == wanted else f" (N={'full' if n == 0 else f'{n:,}'})")
+        rows.append((missing if missing is not None else 2.0, [label, pct(missing, 1) + ("%" if missing is not None else ""), *cells]))
+    header = ["Test set", "Missing embeddings", "Full vocabulary: w/o char→tag", "Full vocabulary: with char→tag",
+              "OOV (UD): w/o char→tag", "OOV (UD): with char→tag"]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    lines += ["| " + " | ".join(cells) + " |" for _, cells in sorted(rows, key=lambda r: r[0])]
+    return lines if rows else []
+
+
+def rare_word_table(results: Results) -> List[str]:
+    lines = []
+    for treebank, data in sorted(results.rare_word.items()):
+        vectors = data.get("vectors", {})
+        lines += [
+            f"Pairs file: `{data.get('pairs_file')}`; vectors: `{vectors.get('name')}` "
+            f"({vectors.get('rows', 0):,} words x {vectors.get('dim')} dims).",
+            "",
+            f"| Vectors | Emb. dim | Vocab size | In-vocab pairs (N={data.get('n_in_vocab_pairs')}) "
+            f"| All pairs (N={data.get('n_pairs')}) | Pairs with both vectors |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        vocab = {"vectors": f"{vectors.get('rows', 0):,}", "mimick": "0", "vectors + mimick": f"{vectors.get('rows', 0):,}"}
+        for system in data.get("systems", []):
+            name = system["name"]
+            label = {"vectors": vectors.get("name") or "vectors", "mimick": "Mimick",
+                     "vectors + mimick": f"{vectors.get('name') or 'vectors'} + Mimick"}.get(name, name)
+
+            def rho(value):
+                return DASH if value is None else f"{value:.1f}"
+
+            lines.append(f"| {label} | {vectors.get('dim')} | {vocab.get(name, DASH)} | {rho(system.get('in_vocab'))} "
+                         f"| {rho(system.get('all'))} | {system.get('covered', DASH)} |")
+        lines.append("")
+    return lines
+
+
+def mean_std(values: List[float]) -> str:
+    if not values:
+        return DASH
+    if len(values) == 1:
+        return f"{100 * values[0]:.2f}"
+    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
+
+
+def runs_table(results: Results) -> List[str]:
+    groups: Dict[Tuple[str, int, str], List[Dict[str, Any]]] = defaultdict(list)
+    for (treebank, n, seed, variant), run in results.runs.items():
+        groups[(treebank, n, variant)].append(run)
+    lines = ["| Treebank | Budget | Variant | Seeds | Train tokens | POS acc. | Attr. micro-F1 | OOV (UD) POS acc. | Test tokens w/o vector |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    order = {v: i for i, v in enumerate(VARIANTS)}
+    for (treebank, n, variant) in sorted(groups, key=lambda k: (k[0], k[1] == 0, k[1], order.get(k[2], 9), k[2])):
+        runs = groups[(treebank, n, variant)]
+
+        def values(key):
+            return [r["scores"][key] for r in runs if r["scores"].get(key) is not None]
+
+        tokens = [r["n_train_tokens"] for r in runs if r.get("n_train_tokens") is not None]
+        no_vec = [r["scores"]["oov_vec_n_tokens"] / r["scores"]["n_tokens"] for r in runs
+                  if r["scores"].get("oov_vec_n_tokens") is not None and r["scores"].get("n_tokens")]
+        lines.append(
+            f"| {language_label(treebank, results)} | {'full' if n == 0 else f'{n:,}'} | {LABELS.get(variant, variant)} "
+            f"| {len(runs)} | {f'{round(statistics.mean(tokens)):,}' if tokens else DASH} | {mean_std(values('pos_acc'))} "
+            f"| {mean_std(values('attr_micro_f'))} | {mean_std(values('oov_train_pos_acc'))} "
+            f"| {pct(statistics.mean(no_vec), 1) + '%' if no_vec else DASH} |"
+        )
+    return lines
+
+
+def render(results: Results, settings: Optional[Sequence[int]] = None, gains_n_tokens: int = 10000,
+           alpha: float = 0.01) -> str:
+    present = results.settings()
+    if settings is None:
+        settings = [n for n in (5000, 0) if n in present] or present
+    else:
+        settings = [n for n in settings if n in present]
+    out = ["# Results", "",
+           "Scores x 100 on the test set. Tables 1, 2 and 3 show one run per setting (the lowest seed); "
+           f"**bold** (*italic*): significant improvement (degradation), p < {alpha}, of Mimick over No-Char "
+           "and of Both over char→tag.", ""]
+    if results.runs:
+        out += ["## 1. POS tagging accuracy", "", "McNemar's test.", ""]
+        out += score_table(results, "pos_acc", "pos_p_value", "pos_acc_delta", settings, alpha) + [""]
+        out += ["## 2. Morphosyntactic attributes: micro-F1", "",
+                "Bootstrapped Z-test over test sentences. — where the treebank has no attributes.", ""]
+        out += score_table(results, "attr_micro_f", "attr_p_value", "attr_micro_f_delta", settings, alpha) + [""]
+        gains = gains_table(results, gains_n_tokens, alpha)
+        out += [f"## 3. Gain in POS accuracy from Mimick, {gains_n_tokens:,} training tokens", "",
+                "Missing embeddings: test tokens with no pretrained vector (exact or lowercase form). "
+                "Gains are Mimick − No-Char (w/o char→tag) and Both − char→tag (with), over all test tokens "
+                "and over the test tokens outside the training vocabulary; **bold**: McNemar's p < "
+                f"{alpha}. A treebank without runs of all four variants at {gains_n_tokens:,} tokens shows "
+                "its closest budget that has them.", ""]
+        out += (gains or ["No setting has all four variants."]) + [""]
+    if results.rare_word:
+        out += ["## 4. Stanford Rare Word similarity", "",
+                "Spearman's ρ x 100; a pair with a missing vector counts with similarity 0.", ""]
+        out += rare_word_table(results)
+    if results.runs:
+        out += ["## 5. All runs (mean ± std over seeds)", ""] + runs_table(results) + [""]
+    if not results.runs and not results.rare_word:
+        out += ["No metrics found.", ""]
+    return "\n".join(out)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("metrics_dir", type=Path)
+    parser.add_argument("--output", "-o", type=Path, default=None, help="Markdown file (default: METRICS_DIR/report.md)")
+    parser.add_argument("--settings", default=None, help="Token budgets of tables 1-2, e.g. 5000,0 (0: full data); "
+                        "default: 5000 and full data if present, else every budget found")
+    parser.add_argument("--gains-n-tokens", type=int, default=10000, help="Token budget of table 3")
+    parser.add_argument("--alpha", type=float, default=0.01, help="Significance level")
+    args = parser.parse_args(argv)
+    settings = [int(s) for s in args.settings.split(",")] if args.settings else None
+    results = load_results(args.metrics_dir)
+    text = render(results, settings, args.gains_n_tokens, args.alpha)
+    output = args.output or args.metrics_dir / "report.md"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text, encoding="utf8")
+    print(text)
+    print(f"-> {output}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,91 @@
+"""Paired significance tests between two taggers' predictions on the same test set.
+
+    python scripts/project/significance.py GOLD.spacy A.spacy B.spacy --output OUT.json [--train TRAIN.spacy]
+
+Runs :func:`spacy_mimick.significance.compare_systems` (POS accuracy: McNemar's test;
+attribute micro-F1: the paper's bootstrapped Z-test over sentences) on system A (the baseline,
+e.g. No-Char) against system B (e.g. Mimick); differences are B - A. With ``--train``, also
+McNemar's test on the test tokens outside the training vocabulary (the paper's "OOV (UD)"
+columns). A.spacy / B.spacy are ``evaluate.py``'s predictions, in the gold file's order.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import numpy
+import spacy
+from spacy.tokens import DocBin
+from spacy.training import Example
+
+from spacy_mimick.scorer import token_level_results
+from spacy_mimick.significance import compare_systems, mcnemar
+
+
+def load_examples(gold_path: Path, pred_path: Path, vocab) -> List[Example]:
+    gold = list(DocBin().from_disk(gold_path).get_docs(vocab))
+    pred = list(DocBin().from_disk(pred_path).get_docs(vocab))
+    if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
+        raise SystemExit(f"error: {pred_path} does not hold predictions for the sentences of {gold_path}")
+    return [Example(p, g) for p, g in zip(pred, gold)]
+
+
+def subset_test(examples_a: List[Example], examples_b: List[Example], train_words: set) -> Dict[str, Any]:
+    """POS accuracies and McNemar's test on the gold tokens whose form is not in ``train_words``."""
+    mask = numpy.array([t.text not in train_words for eg in examples_a for t in eg.reference if t.pos], dtype=bool)
+    a = token_level_results(examples_a).pos_correct[mask]
+    b = token_level_results(examples_b).pos_correct[mask]
+    if not mask.any():
+        return {"n_tokens": 0, "pos_acc_a": None, "pos_acc_b": None, "pos_acc_delta": None, "pos_p_value": None}
+    statistic, p_value = mcnemar(a, b)
+    return {
+        "n_tokens": int(mask.sum()),
+        "pos_acc_a": float(a.mean()),
+        "pos_acc_b": float(b.mean()),
+        "pos_acc_delta": float(b.mean() - a.mean()),
+        "pos_mcnemar_statistic": statistic,
+        "pos_p_value": p_value,
+    }
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("gold", type=Path, help="Gold test set (.spacy)")
+    parser.add_argument("system_a", type=Path, help="Baseline predictions (.spacy)")
+    parser.add_argument("system_b", type=Path, help="Compared predictions (.spacy)")
+    parser.add_argument("--output", "-o", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--train", type=Path, default=None, help="Training set (.spacy) for the OOV subset")
+    parser.add_argument("--n-samples", type=int, default=1000, help="Bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0, help="Bootstrap seed")
+    args = parser.parse_args(argv)
+
+    vocab = spacy.blank("xx").vocab
+    examples_a = load_examples(args.gold, args.system_a, vocab)
+    examples_b = load_examples(args.gold, args.system_b, vocab)
+    result: Dict[str, Any] = {
+        "a": args.system_a.stem,
+        "b": args.system_b.stem,
+        "gold": str(args.gold),
+        "n_samples": args.n_samples,
+        **compare_systems(examples_a, examples_b, n_samples=args.n_samples, seed=args.seed),
+    }
+    if args.train is not None:
+        train_words = {t.text for doc in DocBin().from_disk(args.train).get_docs(vocab) for t in doc}
+        result["oov_train"] = subset_test(examples_a, examples_b, train_words)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+
+    def fmt(delta, p):
+        return "-" if delta is None else f"{100 * delta:+.2f} (p={p:.3g})"
+
+    line = (f"{result['b']} vs {result['a']}: POS {fmt(result['pos_acc_delta'], result['pos_p_value'])}, "
+            f"attributes micro-F1 {fmt(result['attr_micro_f_delta'], result['attr_p_value'])}")
+    if "oov_train" in result:
+        oov = result["oov_train"]
+        line += f", OOV POS {fmt(oov['pos_acc_delta'], oov['pos_p_value'])} on {oov['n_tokens']:,} tokens"
+    print(line + f" -> {args.output}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

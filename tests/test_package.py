@@ -1,0 +1,134 @@
+"""A packaged pipeline, end to end: train a tiny Mimick tagger pipeline through the project's
+commands, package it with `spacy package`, install the sdist into a fresh virtual environment,
+and load it there by name: it tags POS and morphology and gives OOV words Mimick vectors."""
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import spacy
+from spacy.training.initialize import convert_vectors
+
+from conftest import REPO
+
+SCRIPTS = REPO / "scripts" / "project"
+sys.path.insert(0, str(SCRIPTS))
+
+import data as data_script  # noqa: E402
+import evaluate as evaluate_script  # noqa: E402
+import subsample as subsample_script  # noqa: E402
+
+TREEBANK = "UD_English-EWT"
+N_TOKENS = 1500
+PACKAGE = "en_mimick_ud_ewt"
+
+
+def run(args, **kwargs) -> str:
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+    assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def truncate_conllu(path: Path, n_sentences: int) -> None:
+    blocks, _ = subsample_script.sentence_blocks(path)
+    path.write_text("".join(blocks[:n_sentences]), encoding="utf8")
+
+
+def stage_tiny_project(tmp_path: Path) -> Path:
+    """A project copy whose corpus/ and models/ hold what `data` ... `train-mimick` would make,
+    cut small: 3,000 GloVe rows, a 1,500-token training set, 60 dev and 80 test sentences,
+    a Mimick model trained for one epoch."""
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "project.yml", project / "project.yml")
+    shutil.copytree(SCRIPTS, project / "scripts" / "project", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "configs", project / "configs")
+    corpus = project / "corpus" / TREEBANK
+    data_script.main([str(REPO / "assets"), TREEBANK, "en_ewt", str(corpus), "--lang", "en",
+                      "--vectors-limit", "3000"])
+    truncate_conllu(corpus / "raw" / "dev.conllu", 60)
+    truncate_conllu(corpus / "raw" / "test.conllu", 80)
+    from spacy_mimick.ud import conllu_to_docbin
+
+    conllu_to_docbin(corpus / "raw" / "test.conllu", "en").to_disk(corpus / "test.spacy")
+    stem = corpus / f"train.n{N_TOKENS}.s0"
+    subsample_script.main([str(corpus / "raw" / "train.conllu"), f"{stem}.conllu", "--docbin", f"{stem}.spacy",
+                           "--n-tokens", str(N_TOKENS), "--lang", "en"])
+    nlp = spacy.blank("en")  # what `spacy init vectors` does
+    convert_vectors(nlp, corpus / "vectors.vec.gz", truncate=0, prune=-1, mode="default", name="en_glove_test")
+    nlp.to_disk(corpus / "vectors")
+    from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
+    from spacy_mimick.vectors_io import read_vectors
+
+    result = train_mimick(read_vectors(corpus / "vectors.vec.gz"), {"@architectures": "spacy_mimick.Mimick.v1"},
+                          TrainConfig(max_epochs=1, batch_size=64), progress=False)
+    result.model.to_disk(project / "models" / TREEBANK / "mimick")
+    return project
+
+
+CHECK = textwrap.dedent("""
+    import json, sys
+    import numpy, spacy, spacy_mimick, {package}
+    nlp = spacy.load("{package}")
+    doc = nlp("The flatfish were hurtling toward Vercellotti , and the dogs barked .")
+    oov = doc[1]  # "flatfish": not among the pipeline's 3,000 vectors
+    expected = nlp.get_pipe("mimick_vectors").predict_words(["flatfish"])[0]
+    print(json.dumps({{
+        "package_file": {package}.__file__,
+        "spacy_mimick_file": spacy_mimick.__file__,
+        "prefix": sys.prefix,
+        "pipeline": nlp.pipe_names,
+        "pos": [t.pos_ for t in doc],
+        "morph": [str(t.morph) for t in doc],
+        "oov_in_table": bool(nlp.vocab.vectors.find(key=oov.orth) >= 0),
+        "oov_has_vector": oov.has_vector,
+        "oov_is_mimick": bool(numpy.allclose(oov.vector, expected, atol=1e-5)),
+        "oov_norm": float(numpy.linalg.norm(oov.vector)),
+        "meta": nlp.meta,
+    }}))
+""")
+
+
+def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
+    project = stage_tiny_project(tmp_path)
+    # The project's own commands from here on: ~10 steps per epoch, a dev evaluation every 10.
+    variables = ["--vars.n_tokens", str(N_TOKENS), "--vars.epochs", "8", "--vars.eval_frequency", "10"]
+    run([sys.executable, "-m", "spacy", "project", "run", "train-tagger-mimick", project, *variables])
+    run([sys.executable, "-m", "spacy", "project", "run", "evaluate", project, *variables])
+    metrics = json.loads((project / "metrics" / TREEBANK / f"n{N_TOKENS}.s0" / "mimick.json").read_text())
+    assert metrics["n_train_tokens"] >= N_TOKENS and metrics["scores"]["pos_acc"] > 0.3
+    run([sys.executable, "-m", "spacy", "project", "run", "package", project, *variables])
+    sdist = project / "packages" / f"{PACKAGE}-0.1.0" / "dist" / f"{PACKAGE}-0.1.0.tar.gz"
+    assert sdist.exists()
+    meta = json.loads((project / "packages" / f"{PACKAGE}-0.1.0" / "meta.json").read_text())
+    assert meta["license"] == "CC BY-SA 4.0"
+    assert any(r.startswith("spacy-mimick>=") for r in meta["requirements"])
+    assert {"Universal Dependencies English EWT"} <= {s["name"] for s in meta["sources"]}
+    assert abs(meta["performance"]["pos_acc"] - metrics["scores"]["pos_acc"]) < 1e-9
+
+    # A fresh venv that sees the installed spacy/torch (no download) but installs spacy-mimick
+    # (from the repository) and the pipeline itself; no network (--no-index).
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv])
+    python = venv / "bin" / "python"
+    source = tmp_path / "spacy-mimick"
+    source.mkdir()
+    for name in ("setup.py", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(REPO / "spacy_mimick", source / "spacy_mimick", ignore=shutil.ignore_patterns("__pycache__"))
+    run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", source, sdist])
+    workdir = tmp_path / "elsewhere"  # not the repository: nothing importable by accident
+    workdir.mkdir()
+    out = run([python, "-c", CHECK.format(package=PACKAGE)], cwd=workdir)
+    result = json.loads(out.strip().splitlines()[-1])
+    site = str(venv.resolve())
+    assert result["prefix"] == str(venv) or Path(result["prefix"]).resolve() == venv.resolve()
+    assert result["package_file"].startswith(site) and result["spacy_mimick_file"].startswith(site)
+    assert result["pipeline"] == ["mimick_vectors", "mimick_tagger"]
+    assert result["pos"][-1] == "PUNCT" and len(set(result["pos"])) >= 3, result["pos"]
+    assert any(result["morph"]), result["morph"]
+    assert not result["oov_in_table"] and result["oov_has_vector"] and result["oov_is_mimick"]
+    assert result["oov_norm"] > 0
+    assert result["meta"]["name"] == "mimick_ud_ewt" and result["meta"]["lang"] == "en"
