@@ -28,7 +28,6 @@ from spacy_mimick.ud import read_conllu
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = {
     "mimick_tagger (Mimick variant)": ROOT / "configs/tagger_mimick.cfg",
-    "mimick_tagger (No-Char variant)": ROOT / "configs/tagger_nochar.cfg",
     "spaCy tagger + morphologizer": ROOT / "configs/spacy_tagger_morphologizer.cfg",
 }
 
@@ -74,6 +73,8 @@ def main() -> None:
             "paths.train": str(train), "paths.dev": str(dev), "paths.vectors": str(args.vectors),
             "nlp.lang": args.lang, "corpora.train.n_tokens": args.n_tokens,
             "training.max_steps": args.max_steps, "training.max_epochs": 0,
+            # several dev evaluations, so that model-best is a trained model
+            "training.eval_frequency": max(1, args.max_steps // 4),
         }
         if "mimick_model" in config.read_text():
             overrides["paths.mimick_model"] = str(args.mimick_model)
