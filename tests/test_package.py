@@ -2,6 +2,7 @@
 commands, package it with `spacy package`, install the sdist into a fresh virtual environment,
 and load it there by name: it tags POS and morphology and gives OOV words Mimick vectors."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,6 @@ SCRIPTS = REPO / "scripts" / "project"
 sys.path.insert(0, str(SCRIPTS))
 
 import data as data_script  # noqa: E402
-import evaluate as evaluate_script  # noqa: E402
 import subsample as subsample_script  # noqa: E402
 
 TREEBANK = "UD_English-EWT"
@@ -25,8 +25,13 @@ N_TOKENS = 1500
 PACKAGE = "en_mimick_ud_ewt"
 
 
+# One torch thread in the subprocesses too (conftest sets it in-process): on 2 busy cores,
+# torch's default of a thread per core makes the LSTMs 100x slower.
+ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+
+
 def run(args, **kwargs) -> str:
-    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=ENV, **kwargs)
     assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
     return result.stdout
 

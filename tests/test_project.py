@@ -3,6 +3,7 @@ commands on the embedded data with weasel's rerun skipping, and the report and p
 synthetic metrics."""
 import gzip
 import json
+import os
 import pickle
 import shutil
 import struct
@@ -51,7 +52,7 @@ def make_project(tmp_path: Path) -> Path:
 def project_run(project: Path, command: str, *variables: str) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "spacy", "project", "run", command, str(project), *variables],
-        capture_output=True, text=True,
+        capture_output=True, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout

@@ -29,6 +29,9 @@ from spacy.training import Example
 from spacy_mimick.scorer import score_attributes
 from spacy_mimick.ud import read_conllu
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
+
 VARIANTS = ("nochar", "mimick", "chartag", "both")
 
 

@@ -51,11 +51,13 @@ def count_words(path: Path) -> Tuple[int, int]:
     return words, sentences
 
 
-def eval_frequency(n_tokens: int, n_train: int, n_sentences: int, epochs: int, batch_size: int = 8) -> int:
+def eval_frequency(n_tokens: int, n_train: int, epochs: int, batch_tokens: int = 400) -> int:
     """About ten dev evaluations per run (at least every 10 steps, at most every 500): the
-    saved model-best is the best evaluated step, so a short run needs frequent evaluations."""
-    sentences = n_sentences if n_tokens <= 0 else max(1, round(n_tokens * n_sentences / max(n_train, 1)))
-    steps = epochs * -(-sentences // batch_size)
+    saved model-best is the best evaluated step, so a short run needs frequent evaluations.
+    Steps are estimated for the configs' batches of ``batch_tokens`` padded tokens (a fifth
+    of padding assumed)."""
+    tokens = n_train if n_tokens <= 0 else min(n_tokens, n_train)
+    steps = epochs * max(1, -(-int(1.2 * tokens) // batch_tokens))
     return int(min(500, max(10, steps // 10)))
 
 
@@ -129,11 +131,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     for folder, prefix in found:
         lang = prefix.split("_")[0].split("-")[0]
         vectors = find_vectors(data_dir, lang, "auto")
-        n_train, n_sentences = count_words(folder / f"{prefix}-ud-train.conllu")
-        plan.append((folder.name, prefix, lang, vectors, n_train, n_sentences))
+        n_train, _ = count_words(folder / f"{prefix}-ud-train.conllu")
+        plan.append((folder.name, prefix, lang, vectors, n_train))
         print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, "
               f"vectors {vectors or 'none: tagging-only runs with random embeddings'}")
-    for treebank, prefix, lang, vectors, n_train, n_sentences in plan:
+    for treebank, prefix, lang, vectors, n_train in plan:
         base = {
             "lang": spacy_lang(lang), "treebank": treebank, "prefix": prefix, "data_dir": str(args.data_dir),
             "vectors": vectors or "none", "gpu_id": args.gpu_id,
@@ -148,7 +150,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             for seed in (seeds if n_tokens > 0 else seeds[:1]):
                 epochs = args.low_epochs if 0 < n_tokens <= 5000 else args.epochs
                 setting = {**base, "n_tokens": n_tokens, "seed": seed, "epochs": epochs,
-                           "eval_frequency": eval_frequency(n_tokens, n_train, n_sentences, epochs)}
+                           "eval_frequency": eval_frequency(n_tokens, n_train, epochs)}
                 runner.run("subsample", setting)
                 for variant in variants:
                     runner.run(f"train-tagger-{variant}", setting)

@@ -18,6 +18,9 @@ from spacy_mimick.mimick_model import MimickModel
 from spacy_mimick.similarity import evaluate_similarity, read_similarity_pairs
 from spacy_mimick.vectors_io import read_vectors
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
+
 
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
