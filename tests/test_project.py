@@ -238,6 +238,24 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     assert any("--vars.n_tokens 0 --vars.seed 0 --vars.epochs 40" in l for l in runs("train-tagger-nochar", TREEBANK))
 
 
+def test_paper_runner_remembers_each_variable_set(tmp_path, capsys):
+    """The driver skips a command done with the same variables, dependencies and outputs, and
+    runs it again when any of them changed."""
+    project = make_project(tmp_path)
+    variables = {"vectors_limit": 1000}
+    paper_script.Runner(project).run("data", variables)
+    assert (project / "training" / ".paper-lock.json").exists()
+    capsys.readouterr()
+    paper_script.Runner(project).run("data", variables)  # a new runner reads the lock back
+    assert "skip data" in capsys.readouterr().out
+    dry = paper_script.Runner(project, dry_run=True)
+    dry.run("data", {"vectors_limit": 500})  # other variables: another run
+    assert "project run data" in capsys.readouterr().out
+    (project / "corpus" / TREEBANK / "sources.json").write_text("{}")  # a changed output
+    dry.run("data", variables)
+    assert "project run data" in capsys.readouterr().out
+
+
 # -- report.py and plots.py on synthetic metrics ----------------------------------------------------
 
 def write_run(root, treebank, lang, n, seed, variant, pos, attr, oov_pos, n_train, oov_vec=100, n_test=1000):
@@ -314,7 +332,7 @@ def test_report_tables(synthetic_metrics):
     assert gains[2] == "| en (English-EWT) | 10.0% | **2.50** | **-0.50** | **10.00** | -1.00 |"
     assert len(gains) == 3  # the Vietnamese runs have no Mimick/Both: no row
     rare = table(text, "## 4. Stanford Rare Word")
-    assert "| glove + Mimick | 50 | 100,000 | 35.0 | 30.5 | 2034 |" in rare
+    assert "| glove + Mimick (OOV words) | 50 | 100,000 | 35.0 | 30.5 | 2034 |" in rare
     assert "| Mimick | 50 | 0 | 19.0 | 18.2 | 2034 |" in rare or "| Mimick | 50 | 0 | 19.0 | 18.3 | 2034 |" in rare
     runs = table(text, "## 5. All runs")
     assert "| en (English-EWT) | 5,000 | Mimick | 3 | 5,011 | 83.50 ± 1.00 | 72.00 ± 1.00 | 61.00 ± 1.00 | 10.0% |" in runs

@@ -19,12 +19,14 @@ DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --
   vectors and the first seed ``significance``;
 * ``rare-word`` for English when DATA_DIR has ``similarity/en/rw.txt``.
 
-A command whose outputs all exist is skipped (weasel's own check re-runs a command whenever
-its variables change, which alternating treebanks always do); ``--force`` runs everything.
+A command done before with the same script, dependencies and outputs is skipped (see
+:class:`Runner`: weasel's own check remembers one run per command, and alternating treebanks
+would rerun everything), so an interrupted run resumes; ``--force`` runs everything.
 Languages spaCy has no class for (``spacy.blank`` fails, e.g. Kazakh, or Vietnamese without
 pyvi) run as ``xx``. Then run ``report`` and ``plots`` (the ``paper`` workflow does).
 """
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,36 +75,63 @@ def spacy_lang(lang: str) -> str:
 
 
 class Runner:
+    """Runs project commands with variables, skipping those already done with these variables.
+
+    weasel's project.lock keeps one entry per command name, so it reruns every command each
+    time the treebank or budget alternates. The runner keeps weasel's entry (script, and MD5s
+    of deps and outputs) per command *and* script in ``training/.paper-lock.json``, and skips a
+    command whose entry is unchanged: a different data_dir, budget or epochs, a changed
+    dependency (a retrained Mimick model) or a missing output runs it again.
+    """
+
     def __init__(self, project_dir: Path, force: bool = False, dry_run: bool = False) -> None:
         self.project_dir = project_dir
         self.force = force
         self.dry_run = dry_run
         self.commands_run = 0
+        self.lock_path = project_dir / "training" / ".paper-lock.json"
+        self.lock: Dict[str, str] = json.loads(self.lock_path.read_text()) if self.lock_path.exists() else {}
 
-    def outputs(self, command: str, variables: Dict[str, object]) -> List[Path]:
+    def command(self, name: str, variables: Dict[str, object]) -> Dict:
         from weasel.util import load_project_config
 
         config = load_project_config(self.project_dir, overrides={f"vars.{k}": v for k, v in variables.items()})
         for cmd in config["commands"]:
-            if cmd["name"] == command:
-                return [self.project_dir / p for p in cmd.get("outputs", [])]
-        raise SystemExit(f"error: no command {command!r} in project.yml")
+            if cmd["name"] == name:
+                return cmd
+        raise SystemExit(f"error: no command {name!r} in project.yml")
 
-    def run(self, command: str, variables: Dict[str, object]) -> None:
-        outputs = self.outputs(command, variables)
-        if outputs and all(p.exists() for p in outputs) and not self.force:
-            print(f"[paper] skip {command} ({variables.get('treebank')}, n={variables.get('n_tokens')}, "
-                  f"seed={variables.get('seed')}): outputs exist", flush=True)
-            return
-        args = [sys.executable, "-m", "spacy", "project", "run", command, str(self.project_dir)]
-        for key, value in variables.items():
-            args += [f"--vars.{key}", str(value)]
+    def _entry(self, cmd: Dict) -> Tuple[str, str]:
+        from weasel.cli.run import get_lock_entry
+        from weasel.util import get_hash
+
+        return get_hash({"name": cmd["name"], "script": cmd["script"]}), get_hash(get_lock_entry(self.project_dir, cmd))
+
+    def run(self, name: str, variables: Dict[str, object]) -> None:
+        cmd = self.command(name, variables)
+        outputs = [self.project_dir / p for p in cmd.get("outputs", [])]
+        done = outputs and all(p.exists() for p in outputs)
+        if done and not self.force:
+            key, state = self._entry(cmd)
+            if self.lock.get(key) == state:
+                print(f"[paper] skip {name} ({variables.get('treebank')}, n={variables.get('n_tokens')}, "
+                      f"seed={variables.get('seed')}): done", flush=True)
+                return
+        args = [sys.executable, "-m", "spacy", "project", "run", name, str(self.project_dir)]
+        for key_, value in variables.items():
+            args += [f"--vars.{key_}", str(value)]
         if self.force:
             args.append("--force")
         print("[paper] " + " ".join(args[1:]), flush=True)
         self.commands_run += 1
-        if not self.dry_run:
-            subprocess.run(args, check=True)
+        if self.dry_run:
+            return
+        subprocess.run(args, check=True)
+        if outputs:
+            key, state = self._entry(cmd)
+            self.lock[key] = state
+            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+            self.lock_path.write_text(json.dumps(self.lock, indent=1))
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -136,9 +165,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, "
               f"vectors {vectors or 'none: tagging-only runs with random embeddings'}")
     for treebank, prefix, lang, vectors, n_train in plan:
+        run_lang = spacy_lang(lang)
+        # "auto" resolves to the same vectors in data.py, unless the language runs as xx.
+        vectors_var = "none" if not vectors else ("auto" if run_lang == lang else vectors)
         base = {
-            "lang": spacy_lang(lang), "treebank": treebank, "prefix": prefix, "data_dir": str(args.data_dir),
-            "vectors": vectors or "none", "gpu_id": args.gpu_id,
+            "lang": run_lang, "treebank": treebank, "prefix": prefix, "data_dir": str(args.data_dir),
+            "vectors": vectors_var, "gpu_id": args.gpu_id,
         }
         variants = ALL_VARIANTS if vectors else NO_VECTOR_VARIANTS
         for command in ["data", "convert", "init-vectors"] + (["train-mimick"] if vectors else []):

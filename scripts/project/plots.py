@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report import LABELS, VARIANTS, Results, load_results  # noqa: E402
@@ -46,12 +47,14 @@ def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
     drew = False
     for ax, (metric, title) in zip(axes, PANELS):
         any_line = False
+        ticks: List[float] = []
         for variant in VARIANTS:
             points = curve_points(results, treebank, variant, metric)
             if not points:
                 continue
             color, marker = STYLES[variant]
             xs, ys, errs, _ = zip(*points)
+            ticks += xs
             ax.errorbar(xs, ys, yerr=errs, label=LABELS[variant], color=color, marker=marker,
                         capsize=3, linewidth=1.5, markersize=5)
             any_line = True
@@ -60,6 +63,14 @@ def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
         ax.grid(True, alpha=0.3)
         if any_line:
             ax.set_xscale("log")
+            # The budgets themselves as ticks (thinned where they would overlap).
+            kept: List[float] = []
+            for x in sorted(set(round(t) for t in ticks)):
+                if not kept or x / kept[-1] >= 1.3:
+                    kept.append(x)
+            ax.xaxis.set_major_locator(FixedLocator(kept))
+            ax.xaxis.set_minor_locator(NullLocator())
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
             ax.legend(fontsize=8)
             drew = True
         else:

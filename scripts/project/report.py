@@ -197,11 +197,14 @@ def rare_word_table(results: Results) -> List[str]:
             f"| All pairs (N={data.get('n_pairs')}) | Pairs with both vectors |",
             "|---|---:|---:|---:|---:|---:|",
         ]
-        vocab = {"vectors": f"{vectors.get('rows', 0):,}", "mimick": "0", "vectors + mimick": f"{vectors.get('rows', 0):,}"}
+        rows = f"{vectors.get('rows', 0):,}"
+        vocab = {"vectors": rows, "mimick": "0", "vectors + mimick": rows, "vectors ⊕ mimick": rows}
         for system in data.get("systems", []):
             name = system["name"]
-            label = {"vectors": vectors.get("name") or "vectors", "mimick": "Mimick",
-                     "vectors + mimick": f"{vectors.get('name') or 'vectors'} + Mimick"}.get(name, name)
+            table_name = vectors.get("name") or "vectors"
+            label = {"vectors": table_name, "mimick": "Mimick",
+                     "vectors + mimick": f"{table_name} + Mimick (OOV words)",
+                     "vectors ⊕ mimick": f"{table_name} ⊕ Mimick (mean of the unit vectors)"}.get(name, name)
 
             def rho(value):
                 return DASH if value is None else f"{value:.1f}"
