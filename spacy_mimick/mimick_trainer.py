@@ -20,7 +20,7 @@ import random
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import torch
@@ -206,7 +206,7 @@ def make_optimizer(module: torch.nn.Module, lr: float, sparse_lr: Optional[float
     return _Optimizers(optimizers)
 
 
-def split_dev(n: int, fraction: float, seed: int) -> (numpy.ndarray, numpy.ndarray):
+def split_dev(n: int, fraction: float, seed: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """A random held-out dev set of ``fraction`` of the rows (at least one row)."""
     rng = numpy.random.default_rng(seed)
     perm = rng.permutation(n)

@@ -1,7 +1,6 @@
 """The Mimick model: spelling features, prediction, training, serialization, bad input."""
 import numpy
 import pytest
-import torch
 
 from spacy_mimick.features import BOW, EOW, UNK, CharVocab, NgramVocab, clip_word, word_ngrams
 from spacy_mimick.mimick_model import MimickModel, MimickModelError, length_batches
