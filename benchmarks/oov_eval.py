@@ -79,6 +79,16 @@ CANDIDATES: Dict[str, tuple] = {
                              dict(loss="cosine", learning_rate=0.01, typo_prob=0.08)),
     "hybrid-l2cos-lr01-typo": ("hybrid, l2+cosine, lr 0.01, typo 0.08", HYBRID,
                                dict(loss="l2+cosine", learning_rate=0.01, typo_prob=0.08)),
+    "bos-nce-typo": ("n-gram, contrastive (InfoNCE, t 0.07, batch + 256 random negatives), lr 0.01, "
+                     "typo 0.08", NGRAM, dict(loss="contrastive", learning_rate=0.01, typo_prob=0.08)),
+    "bos-l2nce-typo": ("n-gram, l2 + 0.1 x contrastive, lr 0.01, typo 0.08", NGRAM,
+                       dict(loss="l2+contrastive", contrastive_weight=0.1, learning_rate=0.01, typo_prob=0.08)),
+    "bos-l2nce03-typo": ("n-gram, l2 + 0.3 x contrastive, lr 0.01, typo 0.08", NGRAM,
+                         dict(loss="l2+contrastive", contrastive_weight=0.3, learning_rate=0.01, typo_prob=0.08)),
+    "bos-l2-lr01-typo-p5": ("n-gram, l2, lr 0.01, typo 0.08, patience 5 (30 epochs)", NGRAM,
+                            dict(loss="l2", learning_rate=0.01, typo_prob=0.08, patience=5, max_epochs=30)),
+    "hybrid-nce-typo": ("hybrid (BiLSTM + n-gram), contrastive, lr 0.01, typo 0.08", HYBRID,
+                        dict(loss="contrastive", learning_rate=0.01, typo_prob=0.08)),
 }
 DEFAULT_CANDIDATES = {
     "en": ["paper", "bos", "bos-l2-lr01", "bos-l2-lr01-typo"],
@@ -178,8 +188,8 @@ def run_candidate(name: str, table: WordVectors, train80: WordVectors, removed: 
                   rare_pairs, rare_invocab, heldout_sets, typos, infer_words) -> Dict:
     desc, arch, settings = CANDIDATES[name]
     arch = {**arch, **(args.arch_override or {}).get(name, {})}
-    config = TrainConfig(max_epochs=args.max_epochs, patience=args.patience, seed=args.seed,
-                         **{"batch_size": 64, "learning_rate": 0.003, **settings})
+    config = TrainConfig(**{"max_epochs": args.max_epochs, "patience": args.patience, "seed": args.seed,
+                            "batch_size": 64, "learning_rate": 0.003, **settings})
     row: Dict = {"name": name, "description": desc, "arch": arch, "train_config": asdict(config)}
 
     def train(vectors: WordVectors, tag: str):

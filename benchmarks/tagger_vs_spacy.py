@@ -61,6 +61,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--output", type=Path, default=Path("training/tagger_vs_spacy"))
     parser.add_argument("--report", type=Path, default=None, help="write the Markdown table here too")
+    parser.add_argument("--reuse", action="store_true",
+                        help="reuse OUTPUT/<config>/model-best trained by an earlier run (its training time "
+                             "is read from train_seconds.json): time inference again on a quieter machine")
+    parser.add_argument("--extra", action="append", default=[], metavar="NAME=PIPELINE",
+                        help="also evaluate and time an already trained pipeline (not trained here)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     train = args.treebank / f"{args.prefix}-ud-train.conllu"
@@ -78,15 +83,29 @@ def main() -> None:
         }
         if "mimick_model" in config.read_text():
             overrides["paths.mimick_model"] = str(args.mimick_model)
-        print(f"== training {name} ({config.name}), max {args.max_steps} steps", flush=True)
-        start = time.perf_counter()
-        spacy_train(config, out, overrides=overrides)
-        train_seconds = time.perf_counter() - start
+        seconds_file = out / "train_seconds.json"
+        if args.reuse and (out / "model-best").is_dir() and seconds_file.exists():
+            train_seconds = json.loads(seconds_file.read_text())["train_s"]
+            print(f"== reusing {out / 'model-best'} (trained in {train_seconds:.0f} s)", flush=True)
+        else:
+            print(f"== training {name} ({config.name}), max {args.max_steps} steps", flush=True)
+            start = time.perf_counter()
+            spacy_train(config, out, overrides=overrides)
+            train_seconds = time.perf_counter() - start
+            seconds_file.write_text(json.dumps({"train_s": train_seconds, "overrides": overrides}, indent=2))
         nlp = spacy.load(out / "model-best")
         gold = list(read_conllu(test, nlp.vocab))
         scores, tokens_per_s = evaluate(nlp, gold, args.repeat)
         rows.append({"system": name, "pos_acc": scores["pos_acc"], "attr_micro_f": scores["attr_micro_f"],
                      "morph_acc": scores["morph_acc"], "train_s": train_seconds, "tokens_per_s": tokens_per_s})
+    for item in args.extra:
+        name, _, path = item.partition("=")
+        nlp = spacy.load(path)
+        gold = list(read_conllu(test, nlp.vocab))
+        scores, tokens_per_s = evaluate(nlp, gold, args.repeat)
+        rows.insert(-1, {"system": f"{name} (trained elsewhere: {path})", "pos_acc": scores["pos_acc"],
+                         "attr_micro_f": scores["attr_micro_f"], "morph_acc": scores["morph_acc"],
+                         "train_s": None, "tokens_per_s": tokens_per_s})
     base = rows[-1]["tokens_per_s"]
     lines = [
         f"{args.prefix} test, trained on {args.n_tokens or 'all'} tokens, max {args.max_steps} steps, "
@@ -97,7 +116,8 @@ def main() -> None:
     ]
     for r in rows:
         lines.append(f"| {r['system']} | {100 * r['pos_acc']:.2f} | {100 * (r['attr_micro_f'] or 0):.2f} | "
-                     f"{100 * r['morph_acc']:.2f} | {r['train_s']:.0f} | {r['tokens_per_s']:,.0f} | "
+                     f"{100 * r['morph_acc']:.2f} | {'—' if r['train_s'] is None else format(r['train_s'], '.0f')} | "
+                     f"{r['tokens_per_s']:,.0f} | "
                      f"{r['tokens_per_s'] / base:.2f}x |")
     table = "\n".join(lines)
     print(table)

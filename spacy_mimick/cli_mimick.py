@@ -45,7 +45,14 @@ def train_cli(
     normalize_targets: Optional[bool] = typer.Option(None, "--normalize-targets/--raw-targets"),
     freq_weight: Optional[bool] = typer.Option(None, "--freq-weight/--no-freq-weight"),
     typo_prob: Optional[float] = typer.Option(None, "--typo-prob", help="Share of words replaced by a one-edit typo"),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="InfoNCE temperature (contrastive losses)"),
+    negatives: Optional[int] = typer.Option(None, "--negatives", help="Random negatives a batch (contrastive losses)"),
+    contrastive_weight: Optional[float] = typer.Option(None, "--contrastive-weight", help="Weight of InfoNCE in l2+contrastive"),
     seed: Optional[int] = typer.Option(None, "--seed"),
+    threads: int = typer.Option(
+        1, "--threads",
+        help="torch CPU threads. 1 is fastest for these small batches unless cores are idle: "
+             "with one thread per busy core, LSTM steps slow down many times over"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
 ):
     """Train a Mimick model that predicts VECTORS_PATH's vectors from spelling.
@@ -60,7 +67,13 @@ def train_cli(
         max_epochs=max_epochs, batch_size=batch_size, learning_rate=learning_rate,
         sparse_learning_rate=sparse_learning_rate, patience=patience, loss=loss,
         normalize_targets=normalize_targets, freq_weight=freq_weight, typo_prob=typo_prob, seed=seed,
+        temperature=temperature, negatives=negatives, contrastive_weight=contrastive_weight,
     )
+    if threads < 1:
+        raise typer.BadParameter(f"--threads must be >= 1, got {threads}")
+    import torch  # already loaded by the trainer; set before any op runs
+
+    torch.set_num_threads(threads)
     train_config = replace(PAPER_CONFIG if paper else TrainConfig(),
                            **{k: v for k, v in options.items() if v is not None})
     vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet)

@@ -8,7 +8,12 @@ Objective options (``loss``):
 - ``"l2"``: squared Euclidean distance, summed over dimensions (the paper's Equation 1);
 - ``"cosine"``: 1 - cosine similarity (only the direction matters to similarity tasks);
 - ``"l2+cosine"``: both, the cosine term scaled by the mean squared target norm so that the
-  two are of the same size.
+  two are of the same size;
+- ``"contrastive"``: InfoNCE over cosine similarities (temperature ``temperature``, LOVE's
+  0.07): each prediction must be nearer its own target than the other targets of the batch and
+  ``negatives`` random targets of the table (LOVE, Chen et al. 2022; its hard negatives are
+  approximated by the batch, which holds words of the same length);
+- ``"l2+contrastive"``: l2 plus ``contrastive_weight`` x the mean squared target norm x InfoNCE.
 Training signal options: ``freq_weight`` weights each word's loss by log(1 + f) with f its
 count, or, for files without counts, a Zipf estimate from its rank (vector files are sorted by
 frequency); ``typo_prob`` replaces a word's spelling by a random one-edit typo (swap, delete,
@@ -30,7 +35,7 @@ from .features import normalize_word
 from .mimick_model import MimickModel
 from .vectors_io import WordVectors
 
-LOSSES = ("l2", "cosine", "l2+cosine")
+LOSSES = ("l2", "cosine", "l2+cosine", "contrastive", "l2+contrastive")
 
 # QWERTY and Russian ЙЦУКЕН layouts: typos substitute or insert a neighbouring key.
 KEYBOARDS = (
@@ -95,6 +100,9 @@ class TrainConfig:
     typo_prob: float = 0.08
     max_words: int = 0
     grad_clip: float = 5.0
+    temperature: float = 0.07
+    negatives: int = 256
+    contrastive_weight: float = 0.1
 
     def validate(self) -> None:
         if self.loss not in LOSSES:
@@ -103,6 +111,10 @@ class TrainConfig:
             raise ValueError(f"dev_fraction must be in (0, 0.5), got {self.dev_fraction}")
         if not 0 <= self.typo_prob < 1:
             raise ValueError(f"typo_prob must be in [0, 1), got {self.typo_prob}")
+        if self.temperature <= 0:
+            raise ValueError(f"temperature must be > 0, got {self.temperature}")
+        if self.negatives < 0:
+            raise ValueError(f"negatives must be >= 0, got {self.negatives}")
 
 
 @dataclass
@@ -137,10 +149,35 @@ def word_weights(vectors: WordVectors) -> numpy.ndarray:
     return (weights / weights.mean()).astype("float32")
 
 
-def objective(pred: torch.Tensor, gold: torch.Tensor, loss: str, scale: float) -> torch.Tensor:
+def info_nce(pred: torch.Tensor, gold: torch.Tensor, negatives: Optional[torch.Tensor],
+             temperature: float) -> torch.Tensor:
+    """Per-word InfoNCE: -log softmax of cos(pred_i, gold_i) among cos(pred_i, candidates).
+
+    Candidates are the batch's targets and the extra ``negatives`` rows. A negative row equal to
+    the word's own target (a random draw of the same word) is masked out.
+    """
+    cands = gold if negatives is None or len(negatives) == 0 else torch.cat((gold, negatives))
+    p = torch.nn.functional.normalize(pred, dim=1, eps=1e-8)
+    c = torch.nn.functional.normalize(cands, dim=1, eps=1e-8)
+    logits = p @ c.T / temperature
+    n = len(pred)
+    if len(cands) > n:
+        same = (cands[n:].unsqueeze(0) == gold.unsqueeze(1)).all(dim=2)
+        logits[:, n:] = logits[:, n:].masked_fill(same, float("-inf"))
+    return torch.nn.functional.cross_entropy(logits, torch.arange(n), reduction="none")
+
+
+def objective(pred: torch.Tensor, gold: torch.Tensor, loss: str, scale: float,
+              config: Optional["TrainConfig"] = None, negatives: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Per-word loss values."""
     if loss == "l2":
         return ((pred - gold) ** 2).sum(dim=1)
+    if loss in ("contrastive", "l2+contrastive"):
+        config = config or TrainConfig()
+        nce = info_nce(pred, gold, negatives, config.temperature)
+        if loss == "contrastive":
+            return nce
+        return ((pred - gold) ** 2).sum(dim=1) + config.contrastive_weight * scale * nce
     cos = 1.0 - torch.nn.functional.cosine_similarity(pred, gold, dim=1, eps=1e-8)
     if loss == "cosine":
         return cos
@@ -260,13 +297,18 @@ def train_mimick(
     scale = float((targets ** 2).sum(axis=1).mean())
     optimizer = make_optimizer(model.module, config.learning_rate, config.sparse_learning_rate)
 
+    contrastive = config.loss in ("contrastive", "l2+contrastive")
+    # Fixed negatives for the dev loss, so that epochs are compared on the same task.
+    dev_negatives = (target_t[torch.from_numpy(np_rng.choice(train_idx, config.negatives))]
+                     if contrastive and config.negatives else None)
+
     def dev_loss() -> float:
         model.module.eval()
         total = 0.0
         with torch.no_grad():
             for idx in batcher.batches(dev_idx, 1024, np_rng, shuffle=False):
                 pred = model.module(model.featurize([words[i] for i in idx]))
-                total += objective(pred, target_t[idx], config.loss, scale).sum().item()
+                total += objective(pred, target_t[idx], config.loss, scale, config, dev_negatives).sum().item()
         model.module.train()
         return total / len(dev_idx)
 
@@ -283,7 +325,9 @@ def train_mimick(
         for idx in bar:
             batch = batcher.featurize(idx, config.typo_prob, py_rng)
             pred = model.module(batch)
-            losses = objective(pred, target_t[idx], config.loss, scale) * weight_t[idx]
+            negatives = (target_t[torch.from_numpy(np_rng.choice(train_idx, config.negatives))]
+                         if contrastive and config.negatives else None)
+            losses = objective(pred, target_t[idx], config.loss, scale, config, negatives) * weight_t[idx]
             loss = losses.mean()
             optimizer.zero_grad()
             loss.backward()

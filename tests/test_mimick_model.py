@@ -109,7 +109,9 @@ def test_training_learns_on_real_glove(glove_small):
 
 
 @pytest.mark.parametrize("arch,loss", [("spacy_mimick.MimickNgram.v1", "cosine"),
-                                       ("spacy_mimick.MimickHybrid.v1", "l2+cosine")])
+                                       ("spacy_mimick.MimickHybrid.v1", "l2+cosine"),
+                                       ("spacy_mimick.MimickNgram.v1", "contrastive"),
+                                       ("spacy_mimick.MimickNgram.v1", "l2+contrastive")])
 def test_other_architectures_and_losses_train(glove_small, arch, loss):
     small = glove_small.subset(numpy.arange(800))
     result = train_mimick(
@@ -120,9 +122,42 @@ def test_other_architectures_and_losses_train(glove_small, arch, loss):
     assert numpy.isfinite(result.model.predict(["unseenword"])).all()
 
 
+def test_info_nce_prefers_own_target_and_masks_duplicate_negatives():
+    import torch
+
+    from spacy_mimick.mimick_trainer import info_nce
+
+    gold = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    good = info_nce(gold.clone(), gold, None, 0.07)
+    bad = info_nce(gold.flip(0), gold, None, 0.07)
+    assert (good < 0.01).all() and (bad > 5).all()
+    # A random negative that is the word's own target must not count against it.
+    dup = info_nce(gold.clone(), gold, gold[:1].clone(), 0.07)
+    assert torch.allclose(dup[0], good[0])
+    assert dup[1] > good[1]  # for the other word it is one more negative
+    assert torch.isfinite(info_nce(gold, gold, torch.zeros(0, 2), 0.07)).all()
+
+
+def test_contrastive_training_separates_words(glove_small):
+    """After contrastive training, a word's prediction is nearer its own vector than others'."""
+    small = glove_small.subset(numpy.arange(1500))
+    result = train_mimick(small, {"@architectures": "spacy_mimick.MimickNgram.v1"},
+                          TrainConfig(max_epochs=4, loss="contrastive", dev_fraction=0.05, typo_prob=0.0),
+                          progress=False)
+    assert result.history[-1].dev_loss < result.history[0].dev_loss
+    words = small.words[:200]
+    pred = result.model.predict(words)
+    pred /= numpy.linalg.norm(pred, axis=1, keepdims=True)
+    true = small.matrix[:200] / numpy.linalg.norm(small.matrix[:200], axis=1, keepdims=True)
+    top1 = (pred @ true.T).argmax(axis=1)
+    assert (top1 == numpy.arange(200)).mean() > 0.3
+
+
 def test_train_config_is_validated(glove_small):
     with pytest.raises(ValueError, match="loss must be one of"):
         train_mimick(glove_small, PAPER, TrainConfig(loss="l1"), progress=False)
+    with pytest.raises(ValueError, match="temperature"):
+        train_mimick(glove_small, PAPER, TrainConfig(loss="contrastive", temperature=0), progress=False)
 
 
 def test_typos_are_one_edit():

@@ -1,7 +1,8 @@
 """Run the paper's experiments over every treebank in a data folder, through the project's commands.
 
     python scripts/project/paper.py --data-dir ../shared/data [--treebanks UD_English-EWT,...] \
-        [--sizes 500,1000,2000,5000,10000,0] [--seeds 0,1,2,3,4] [--epochs 40 --low-epochs 80] [--dry-run]
+        [--sizes 500,1000,2000,5000,10000,0] [--seeds 0,1,2,3,4] [--epochs 40 --low-epochs 80] \
+        [--var mimick_epochs=15 ...] [--dry-run]
 
 weasel workflows cannot loop, so this script does: for each treebank (``UD_*`` folders of
 DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --vars.lang L
@@ -27,6 +28,7 @@ pyvi) run as ``xx``. Then run ``report`` and ``plots`` (the ``paper`` workflow d
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,9 +131,14 @@ class Runner:
         subprocess.run(args, check=True)
         if outputs:
             key, state = self._entry(cmd)
+            # Merge with the file as it is now: runs over other treebanks may share it.
+            if self.lock_path.exists():
+                self.lock = {**json.loads(self.lock_path.read_text()), **self.lock}
             self.lock[key] = state
             self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-            self.lock_path.write_text(json.dumps(self.lock, indent=1))
+            tmp = self.lock_path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.lock, indent=1))
+            tmp.replace(self.lock_path)
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -143,6 +150,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--epochs", type=int, default=40, help="Tagger epochs (the paper: 40)")
     parser.add_argument("--low-epochs", type=int, default=80, help="Epochs for budgets <= 5000 tokens (the paper: 80)")
     parser.add_argument("--gpu-id", type=int, default=-1)
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                        help="Another project variable for every command, e.g. --var mimick_epochs=15")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     parser.add_argument("--force", action="store_true", help="Re-run commands whose outputs exist")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only")
@@ -155,6 +164,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     found = [(folder, prefix) for folder, prefix in list_treebanks(data_dir) if not wanted or folder.name in wanted]
     if not found:
         raise SystemExit(f"error: no treebanks{' ' + ', '.join(sorted(wanted)) if wanted else ''} in {data_dir}")
+    extra = {}
+    for item in args.var:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise SystemExit(f"error: --var expects NAME=VALUE, got {item!r}")
+        extra[name] = value
     runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run)
     plan = []
     for folder, prefix in found:
@@ -170,7 +185,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         vectors_var = "none" if not vectors else ("auto" if run_lang == lang else vectors)
         base = {
             "lang": run_lang, "treebank": treebank, "prefix": prefix, "data_dir": str(args.data_dir),
-            "vectors": vectors_var, "gpu_id": args.gpu_id,
+            "vectors": vectors_var, "gpu_id": args.gpu_id, **extra,
         }
         variants = ALL_VARIANTS if vectors else NO_VECTOR_VARIANTS
         for command in ["data", "convert", "init-vectors"] + (["train-mimick"] if vectors else []):
