@@ -1,4 +1,5 @@
-"""``spacy-mimick convert``: CoNLL-U -> .spacy DocBin with UD's gold words.
+"""``spacy_mimick convert``: CoNLL-U -> .spacy DocBin with UD's gold words; ``spacy_mimick tag``:
+CoNLL-U in, the same file with predicted UPOS and FEATS out.
 
 Unlike ``spacy convert`` it keeps the syntactic words of multiword tokens, skips empty nodes,
 and can draw the paper's seeded low-resource subsample (``--n-tokens``).
@@ -45,3 +46,23 @@ def convert_cli(
         output = output_dir / f"{name}.spacy"
         DocBin(docs=docs, store_user_data=True).to_disk(output)
         typer.echo(f"  -> {output}")
+
+
+@app.command("tag")
+def tag_cli(
+    pipeline: str = typer.Argument(..., help="Trained pipeline (package name or directory)"),
+    input_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U file to tag"),
+    output_path: Path = typer.Argument(..., dir_okay=False, help="CoNLL-U file to write"),
+    batch_size: int = typer.Option(256, "--batch-size", "-b"),
+) -> None:
+    """Tag INPUT's gold words with PIPELINE; write OUTPUT with the predicted UPOS and FEATS
+    (FEATS sorted as UD requires) and everything else unchanged, ready for UD's evaluation script."""
+    from .ud import tag_conllu
+
+    nlp = spacy.load(pipeline)
+    try:
+        stats = tag_conllu(nlp, input_path, output_path, batch_size=batch_size)
+    except ConlluFormatError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{input_path}: tagged {stats.sentences} sentences, {stats.tokens} words -> {output_path}")

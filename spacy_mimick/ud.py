@@ -318,3 +318,50 @@ def create_conllu_corpus_reader(
             yield Example(Doc(nlp.vocab, words=words, spaces=spaces), ref)
 
     return read
+
+
+def ud_feats(doc_token) -> Optional[Dict[str, str]]:
+    """A token's ``morph`` as CoNLL-U FEATS: features sorted case-insensitively, as UD requires
+    (spaCy's own string sorts case-sensitively: ``NumType`` before ``Number`` only by luck);
+    ``None`` (written ``_``) when it has none."""
+    features = doc_token.morph.to_dict()
+    if not features:
+        return None
+    return dict(sorted(features.items(), key=lambda item: item[0].lower()))
+
+
+def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[str, Path],
+               batch_size: int = 256) -> ConlluStats:
+    """Tag the gold words of a CoNLL-U file with ``nlp`` and write it back with the predicted
+    UPOS and FEATS; every other column and line (comments, multiword ranges, empty nodes) is
+    copied unchanged, so the output can be scored with UD's official evaluation script.
+
+    The file is validated first (:func:`read_conllu`); its words are tagged without their gold
+    annotation. The rewrite works line by line: the ``conllu`` package's serializer would drop
+    free-form comments."""
+    input_path, output_path = Path(input_path), Path(output_path)
+    stats = ConlluStats()
+    gold = list(read_conllu(input_path, nlp.vocab, stats=stats))
+    bare = (Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
+            for doc in gold)
+    predicted = iter(nlp.pipe(bare, batch_size=batch_size))
+    doc: Optional[Doc] = None
+    i = 0
+    with input_path.open(encoding="utf-8-sig") as stream, output_path.open("w", encoding="utf8") as out:
+        for line_no, line in enumerate(stream, start=1):
+            text = line.rstrip("\r\n")
+            if not text.strip():
+                doc = None
+            elif not text.startswith("#") and text.split("\t", 1)[0].isdigit():
+                if doc is None:  # the first word of a sentence
+                    doc, i = next(predicted), 0
+                if i >= len(doc):  # read_conllu and this loop disagree: a bug, not bad input
+                    raise RuntimeError(f"{input_path}:{line_no}: more words than the tagged sentence has")
+                columns = text.split("\t")
+                feats = ud_feats(doc[i])
+                columns[3] = doc[i].pos_ or "_"
+                columns[5] = "|".join(f"{k}={v}" for k, v in feats.items()) if feats else "_"
+                line = "\t".join(columns) + "\n"
+                i += 1
+            out.write(line if line.endswith("\n") else line + "\n")
+    return stats

@@ -262,3 +262,54 @@ def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
     assert all(token.pos in POS_IDS.values() for token in doc)
     if "mimick_vectors" in expected:
         assert "zorblaxian" in doc.user_data[OOV_VECTORS_KEY]
+
+
+def test_ud_feats_sorts_case_insensitively():
+    from spacy_mimick.ud import ud_feats
+
+    nlp = spacy.blank("en")
+    doc = Doc(nlp.vocab, words=["two", "x"], morphs=["NumType=Card|Number=Plur", ""])
+    assert str(doc[0].morph) == "NumType=Card|Number=Plur"  # spaCy's case-sensitive order
+    assert list(ud_feats(doc[0])) == ["Number", "NumType"]  # UD's order
+    assert ud_feats(doc[1]) is None
+
+
+def test_tag_conllu_keeps_the_file_and_replaces_upos_feats(trained, tmp_path):
+    import conllu
+
+    from spacy_mimick.ud import tag_conllu
+
+    nlp, _, _ = trained
+    source = tmp_path / "in.conllu"
+    source.write_text(
+        "# sent_id = s1\n# text = I can't go.\n"
+        "1\tI\tI\tPRON\tPRP\tCase=Nom|Number=Sing|Person=1|PronType=Prs\t4\tnsubj\t_\t_\n"
+        "2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\t_\n"
+        "2\tca\tcan\tAUX\tMD\tVerbForm=Fin\t4\taux\t_\t_\n"
+        "3\tn't\tnot\tPART\tRB\t_\t4\tadvmod\t_\t_\n"
+        "4\tgo\tgo\tVERB\tVB\tVerbForm=Inf\t0\troot\t_\tSpaceAfter=No\n"
+        "4.1\tgo\tgo\tVERB\t_\t_\t_\t_\t0:root\t_\n"
+        "5\t.\t.\tPUNCT\t.\t_\t4\tpunct\t_\t_\n\n"
+        "# a comment-only block\n\n"
+        "1\tThree\tthree\tNUM\tCD\tNumForm=Word|NumType=Card\t0\troot\t_\t_\n\n",
+        encoding="utf8")
+    out = tmp_path / "out.conllu"
+    stats = tag_conllu(nlp, source, out)
+    assert (stats.sentences, stats.tokens, stats.multiword_ranges, stats.empty_nodes) == (2, 6, 1, 1)
+    before = conllu.parse(source.read_text(encoding="utf8"))
+    after = conllu.parse(out.read_text(encoding="utf8"))
+    assert len(after) == len(before)
+    expected = nlp(Doc(nlp.vocab, words=["I", "ca", "n't", "go", "."], spaces=[True, False, True, False, True]))
+    for old, new in zip(before, after):
+        assert new.metadata == old.metadata
+        assert [t["id"] for t in new] == [t["id"] for t in old]
+        for o, n in zip(old, new):
+            assert (n["form"], n["lemma"], n["xpos"], n["head"], n["deprel"]) == \
+                   (o["form"], o["lemma"], o["xpos"], o["head"], o["deprel"])
+            if not isinstance(o["id"], int):  # ranges and empty nodes untouched
+                assert (n["upos"], n["feats"]) == (o["upos"], o["feats"])
+    words = [t for t in after[0] if isinstance(t["id"], int)]
+    assert [t["upos"] for t in words] == [t.pos_ for t in expected]
+    for token, word in zip(words, expected):
+        assert (token["feats"] or {}) == word.morph.to_dict()
+        assert list(token["feats"] or {}) == sorted(token["feats"] or {}, key=str.lower)
