@@ -1,18 +1,19 @@
 """Paired significance tests between two taggers' predictions on the same test set.
 
-    python scripts/project/significance.py GOLD.spacy A.spacy B.spacy --output OUT.json [--train TRAIN.spacy]
+    python scripts/project/significance.py GOLD.spacy A.spacy B.spacy --output OUT.json [--train TRAIN.spacy] \
+        [--vectors VECTORS]
 
 Runs :func:`spacy_mimick.significance.compare_systems` (POS accuracy: McNemar's test;
 attribute micro-F1: the paper's bootstrapped Z-test over sentences) on system A (the baseline,
 e.g. No-Char) against system B (e.g. Mimick); differences are B - A. With ``--train``, also
 McNemar's test on the test tokens outside the training vocabulary (the paper's "OOV (UD)"
-columns). A.spacy / B.spacy are ``evaluate.py``'s predictions, in the gold file's order.
+columns); with ``--vectors``, on the test tokens without a pretrained vector. A.spacy / B.spacy are ``evaluate.py``'s predictions, in the gold file's order.
 """
 import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy
 import spacy
@@ -31,9 +32,10 @@ def load_examples(gold_path: Path, pred_path: Path, vocab) -> List[Example]:
     return [Example(p, g) for p, g in zip(pred, gold)]
 
 
-def subset_test(examples_a: List[Example], examples_b: List[Example], train_words: set) -> Dict[str, Any]:
-    """POS accuracies and McNemar's test on the gold tokens whose form is not in ``train_words``."""
-    mask = numpy.array([t.text not in train_words for eg in examples_a for t in eg.reference if t.pos], dtype=bool)
+def subset_test(examples_a: List[Example], examples_b: List[Example], outside: Callable[[str], bool]) -> Dict[str, Any]:
+    """POS accuracies and McNemar's test on the gold tokens whose form ``outside`` accepts
+    (not in the training words, or without a pretrained vector)."""
+    mask = numpy.array([outside(t.text) for eg in examples_a for t in eg.reference if t.pos], dtype=bool)
     a = token_level_results(examples_a).pos_correct[mask]
     b = token_level_results(examples_b).pos_correct[mask]
     if not mask.any():
@@ -56,6 +58,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("system_b", type=Path, help="Compared predictions (.spacy)")
     parser.add_argument("--output", "-o", type=Path, required=True, help="JSON file to write")
     parser.add_argument("--train", type=Path, default=None, help="Training set (.spacy) for the OOV subset")
+    parser.add_argument("--vectors", default=None,
+                        help="Pipeline or `spacy init vectors` dir: also test the tokens without a pretrained "
+                             "vector (neither the form nor its lowercase is a key), the tokens Mimick serves")
     parser.add_argument("--n-samples", type=int, default=1000, help="Bootstrap resamples")
     parser.add_argument("--seed", type=int, default=0, help="Bootstrap seed")
     args = parser.parse_args(argv)
@@ -72,7 +77,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     }
     if args.train is not None:
         train_words = {t.text for doc in DocBin().from_disk(args.train).get_docs(vocab) for t in doc}
-        result["oov_train"] = subset_test(examples_a, examples_b, train_words)
+        result["oov_train"] = subset_test(examples_a, examples_b, lambda text: text not in train_words)
+    if args.vectors is not None:
+        vectors_vocab = spacy.load(args.vectors, exclude=["mimick_vectors", "mimick_tagger"]).vocab
+        result["oov_vec"] = subset_test(examples_a, examples_b, lambda text: not (
+            vectors_vocab.has_vector(text) or vectors_vocab.has_vector(text.lower())))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
 
@@ -84,6 +93,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     if "oov_train" in result:
         oov = result["oov_train"]
         line += f", OOV POS {fmt(oov['pos_acc_delta'], oov['pos_p_value'])} on {oov['n_tokens']:,} tokens"
+    if "oov_vec" in result:
+        oov = result["oov_vec"]
+        line += f", OOV(vec) POS {fmt(oov['pos_acc_delta'], oov['pos_p_value'])} on {oov['n_tokens']:,} tokens"
     print(line + f" -> {args.output}")
 
 
