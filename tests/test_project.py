@@ -221,7 +221,7 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     for split in ("train", "dev", "test"):
         (tiny / f"qq_tiny-ud-{split}.conllu").write_text(sentence * 300)
     paper_script.main(["--data-dir", str(data), "--sizes", "500,1000,0", "--seeds", "0,1", "--dry-run",
-                       "--project-dir", str(project_copy)])
+                       "--var", "mimick_epochs=7", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
     def runs(command, treebank):
@@ -236,6 +236,21 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     assert len(runs("significance", TREEBANK)) == 3 and not runs("significance", "UD_Tiny-Test")
     assert any("--vars.n_tokens 500 --vars.seed 0 --vars.epochs 80" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert any("--vars.n_tokens 0 --vars.seed 0 --vars.epochs 40" in l for l in runs("train-tagger-nochar", TREEBANK))
+    assert all("--vars.mimick_epochs 7" in l for l in lines)  # --var reaches every command
+    with pytest.raises(SystemExit, match="NAME=VALUE"):
+        paper_script.main(["--data-dir", str(data), "--dry-run", "--var", "mimick_epochs",
+                           "--project-dir", str(project_copy)])
+
+
+def test_paper_runner_merges_a_lock_shared_by_two_drivers(tmp_path):
+    """Two drivers over different treebanks share training/.paper-lock.json: neither loses the
+    other's entries."""
+    project = make_project(tmp_path)
+    first, second = paper_script.Runner(project), paper_script.Runner(project)
+    first.run("data", {"vectors_limit": 1000})
+    second.run("data", {"vectors_limit": 500})
+    lock = json.loads((project / "training" / ".paper-lock.json").read_text())
+    assert len(lock) == 2
 
 
 def test_paper_runner_remembers_each_variable_set(tmp_path, capsys):
