@@ -200,6 +200,9 @@ class MimickModel:
         accepted (unknown characters use the trained UNK row). Models trained on a lowercase
         table (``meta["lowercase"]``) lowercase their input. Words are processed in
         length-sorted batches, so the result does not depend on the order they come in.
+        Models trained with a direction-only loss (cosine, contrastive) carry an
+        ``meta["output_scale"]`` that brings their vectors to the table's mean norm, so that
+        they mix with table vectors in averages (span and doc vectors).
         """
         words = list(words)
         for word in words:
@@ -218,6 +221,9 @@ class MimickModel:
                     out[idx] = self.module(batch).numpy()
         finally:
             self.module.train(was_training)
+        scale = self.meta.get("output_scale")
+        if scale is not None:
+            out *= numpy.float32(scale)
         return out
 
     # -- serialization ---------------------------------------------------------------------

@@ -358,4 +358,10 @@ def train_mimick(
     model.module.eval()
     model.meta.update({"best_epoch": result.best_epoch, "dev_loss": best,
                        "normalize_targets": config.normalize_targets})
+    if config.loss in ("cosine", "contrastive"):
+        # These losses fix only the direction: scale outputs to the table's mean norm.
+        sample = train_idx[:10000]
+        norms = numpy.linalg.norm(model.predict([words[i] for i in sample]), axis=1)
+        model.meta["output_scale"] = float(numpy.linalg.norm(targets[sample], axis=1).mean()
+                                           / max(float(norms.mean()), 1e-8))
     return result

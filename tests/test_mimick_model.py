@@ -151,6 +151,10 @@ def test_contrastive_training_separates_words(glove_small):
     true = small.matrix[:200] / numpy.linalg.norm(small.matrix[:200], axis=1, keepdims=True)
     top1 = (pred @ true.T).argmax(axis=1)
     assert (top1 == numpy.arange(200)).mean() > 0.3
+    # Outputs are scaled to the table's mean norm (the loss leaves the norm free).
+    mean_norm = numpy.linalg.norm(small.matrix, axis=1).mean()
+    predicted_norm = numpy.linalg.norm(result.model.predict(small.words[:1000]), axis=1).mean()
+    assert abs(predicted_norm / mean_norm - 1) < 0.2
 
 
 def test_train_config_is_validated(glove_small):
