@@ -221,13 +221,16 @@ def unit_mean(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
 
 
 def similarity_lookups(
-    table: WordVectors, model: Optional[MimickModel], words: List[str], lowercase: bool
+    table: WordVectors, model: Optional[MimickModel], words: List[str], lowercase: bool,
+    refine_rare: float = 0.5,
 ) -> Dict[str, Callable[[str], Optional[numpy.ndarray]]]:
     """Lookups for the similarity table.
 
     "vectors", "vectors + mimick" (OOV words from Mimick) and "mimick" are the paper's Table 1
     rows. "vectors ⊕ mimick" also changes in-vocabulary words: the mean of the unit table
     vector and the unit Mimick vector (docs/beyond_mimick.md: it helps RW, SimLex and MEN).
+    "vectors (rarest X refined) + mimick" does that only for the last ``refine_rare`` share of
+    the table's rows, which is what ``mimick_vectors`` with ``refine_rare = X`` gives.
     """
     norm = (lambda w: w.lower()) if lowercase else (lambda w: w)
     lookups: Dict[str, Callable] = {"vectors": lambda w: table.get(norm(w))}
@@ -243,9 +246,19 @@ def similarity_lookups(
             known = table.get(norm(w))
             return predicted[norm(w)] if known is None else unit_mean(known, predicted[norm(w)])
 
+        first_rare = int(round(len(table) * (1 - refine_rare)))
+
+        def refined(w: str) -> numpy.ndarray:
+            row = table.index.get(norm(w))
+            if row is None:
+                return predicted[norm(w)]
+            return table.matrix[row] if row < first_rare else unit_mean(table.matrix[row], predicted[norm(w)])
+
         lookups["vectors + mimick"] = table_then_mimick
         lookups["mimick"] = lambda w: predicted[norm(w)]
         lookups["vectors ⊕ mimick"] = ensemble
+        if 0 < refine_rare < 1:
+            lookups[f"vectors (rarest {refine_rare:.0%} refined) + mimick"] = refined
     return lookups
 
 
@@ -255,6 +268,7 @@ def similarity_cli(
     vectors_path: str = typer.Argument(..., help="Pretrained vectors"),
     model_dir: Optional[Path] = typer.Option(None, "--model", help="A trained Mimick model"),
     lowercase: bool = typer.Option(True, "--lowercase/--cased", help="Lowercase words before lookup (GloVe is lowercase)"),
+    refine_rare: float = typer.Option(0.5, "--refine-rare", help="Share of the table's rarest rows refined in the last row (mimick_vectors' refine_rare)"),
 ):
     """Spearman's rho x 100 on a similarity set: vectors alone, vectors + Mimick, Mimick alone."""
     pairs = read_similarity_pairs(pairs_path)
@@ -265,7 +279,7 @@ def similarity_cli(
                                         for w in (p.word1, p.word2))]
     print(f"| vectors | all pairs (N={len(pairs)}) | in-vocabulary pairs (N={len(in_vocab)}) | pairs covered |")
     print("|---|---|---|---|")
-    for name, lookup in similarity_lookups(table, model, words, lowercase).items():
+    for name, lookup in similarity_lookups(table, model, words, lowercase, refine_rare).items():
         res_all = evaluate_similarity(pairs, lookup)
         res_in = evaluate_similarity(in_vocab, lookup)
         print(f"| {name} | {res_all.spearman:.1f} | {res_in.spearman:.1f} | {res_all.n_covered} |")

@@ -16,6 +16,14 @@ Where the vectors live:
   ``nlp.vocab.vectors``, so they are saved with the pipeline's vectors and later lookups skip
   Mimick. Off by default: it grows the shared table with every new word seen.
 
+Opt-in ``refine_rare`` (a share of the table, e.g. 0.5): the vectors of the table's rarest rows
+(the last ones: word2vec, GloVe, fastText and spaCy tables are in frequency order) are replaced at
+``initialize()`` by the mean of the unit table vector and the unit Mimick prediction, scaled to
+the row's norm. Vectors of rare words are trained on few contexts; their spelling adds
+information (docs/beyond_mimick.md: Stanford Rare Word 34 -> 36 with half the GloVe table,
+SimLex-999/MEN/WS-353, whose words are frequent, unchanged). The table is changed in place, so
+the pipeline saves the refined vectors.
+
 floret vectors (``vectors.mode == "floret"``) already give every string a vector from its
 subwords, so there is nothing to predict: the component then leaves docs unchanged.
 """
@@ -89,33 +97,75 @@ if not Token.has_extension("mimick_vector"):
     "mimick_vectors",
     default_config={
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
-        "batch_size": 1000,
+        "batch_size": 1000, "refine_rare": 0.0,
     },
 )
 def make_mimick_vectors(
     nlp: Language, name: str, lowercase_backoff: bool, cache_size: int,
-    add_to_vectors: bool, batch_size: int,
+    add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0,
 ) -> "MimickVectors":
     """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``."""
     return MimickVectors(
         nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
-        add_to_vectors=add_to_vectors, batch_size=batch_size,
+        add_to_vectors=add_to_vectors, batch_size=batch_size, refine_rare=refine_rare,
     )
+
+
+def blend_with_table(vector: numpy.ndarray, predicted: numpy.ndarray) -> numpy.ndarray:
+    """The direction of the mean of the two unit vectors, at ``vector``'s norm."""
+    norm = float(numpy.linalg.norm(vector))
+    mean = vector / max(norm, 1e-8) + predicted / max(float(numpy.linalg.norm(predicted)), 1e-8)
+    return (mean / max(float(numpy.linalg.norm(mean)), 1e-8) * norm).astype("float32")
+
+
+def refine_rare_rows(vocab: Vocab, model: MimickModel, share: float, batch_size: int = 4096) -> int:
+    """Blend the last ``share`` of ``vocab.vectors``' rows with Mimick's predictions for their
+    words (see the module docstring); returns the number of rows changed. A row shared by
+    several keys (a pruned table) is predicted from its first key, the word that owns it."""
+    vectors = vocab.vectors
+    n_rows = vectors.shape[0]
+    first = int(round(n_rows * (1 - share)))
+    owners: Dict[int, int] = {}
+    for key, row in vectors.key2row.items():
+        if row >= first and row not in owners:
+            owners[row] = key
+    stores = [vocab.strings] + ([vectors.strings] if getattr(vectors, "strings", None) is not None else [])
+
+    def word(key: int) -> Optional[str]:
+        for store in stores:
+            if key in store:
+                return store[key]
+        return None
+
+    words = {row: word(key) for row, key in owners.items()}
+    unknown = [row for row, w in words.items() if w is None]
+    if unknown:
+        warnings.warn(f"refine_rare: {len(unknown)} rows have keys with no string in the vocab; left unchanged")
+    rows = sorted(row for row, w in words.items() if w is not None)
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start : start + batch_size]
+        predicted = model.predict([words[row] for row in chunk])
+        for row, vector in zip(chunk, predicted):
+            vectors.data[row] = blend_with_table(numpy.asarray(vectors.data[row]), vector)
+    return len(rows)
 
 
 class MimickVectors(Pipe):
     def __init__(
         self, vocab: Vocab, name: str = "mimick_vectors", *, lowercase_backoff: bool = True,
         cache_size: int = 100_000, add_to_vectors: bool = False, batch_size: int = 1000,
-        model: Optional[MimickModel] = None,
+        refine_rare: float = 0.0, model: Optional[MimickModel] = None,
     ):
+        if not 0 <= refine_rare < 1:
+            raise ValueError(f"[{name}] refine_rare is a share of the table's rows in [0, 1), got {refine_rare}")
         self.vocab = vocab
         self.name = name
         self.model = model
         self.cfg = {
             "lowercase_backoff": lowercase_backoff, "cache_size": cache_size,
-            "add_to_vectors": add_to_vectors, "batch_size": batch_size,
+            "add_to_vectors": add_to_vectors, "batch_size": batch_size, "refine_rare": refine_rare,
         }
+        self._refined = False
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
 
     # -- set-up ------------------------------------------------------------------------------
@@ -140,6 +190,9 @@ class MimickVectors(Pipe):
                 f"[{self.name}] the pipeline has floret vectors, which cover every word: "
                 f"mimick_vectors will leave docs unchanged."
             )
+        elif self.cfg.get("refine_rare", 0.0) > 0 and not self._refined:
+            self.cfg["refined_rows"] = refine_rare_rows(self.vocab, self._require_model(), self.cfg["refine_rare"])
+            self._refined = True  # the table is changed in place: once per table
 
     def set_model(self, model: MimickModel) -> None:
         width = self.vocab.vectors.shape[1]

@@ -159,3 +159,47 @@ def test_unique_oov_types_predicted_once_per_batch(nlp, monkeypatch):
     monkeypatch.setattr(pipe.model, "predict", lambda words: calls.append(list(words)) or real(words))
     list(nlp.pipe(["zzyzx qwop zzyzx", "qwop zzyzx"]))
     assert calls == [["zzyzx", "qwop"]]
+
+
+def test_refine_rare_blends_only_the_rarest_rows_once(nlp_glove, tiny_mimick, glove_small, tmp_path):
+    from spacy_mimick.mimick_component import blend_with_table
+    from spacy_mimick.mimick_model import MimickModel
+
+    for word in glove_small.words:  # as `spacy init vectors` does: keys have strings
+        nlp_glove.vocab.strings.add(word)
+    before = numpy.array(nlp_glove.vocab.vectors.data, copy=True)
+    pipe = nlp_glove.add_pipe("mimick_vectors", config={"refine_rare": 0.5})
+    pipe.initialize(model_path=tiny_mimick)
+    after = numpy.asarray(nlp_glove.vocab.vectors.data)
+    n = len(glove_small)
+    assert pipe.cfg["refined_rows"] == n // 2
+    numpy.testing.assert_array_equal(after[: n // 2], before[: n // 2])  # frequent rows untouched
+    rare = list(range(n // 2, n))
+    assert not numpy.allclose(after[rare], before[rare])
+    numpy.testing.assert_allclose(numpy.linalg.norm(after[rare], axis=1), numpy.linalg.norm(before[rare], axis=1),
+                                  rtol=1e-5)
+    predicted = MimickModel.from_disk(tiny_mimick).predict([glove_small.words[-1]])[0]
+    numpy.testing.assert_allclose(after[-1], blend_with_table(before[-1], predicted), rtol=1e-5, atol=1e-6)
+    word = glove_small.words[-1]
+    assert numpy.allclose(nlp_glove(word)[0].vector, after[-1])  # tokens see the refined row
+    pipe.initialize()  # a second initialize does not blend again
+    numpy.testing.assert_array_equal(numpy.asarray(nlp_glove.vocab.vectors.data), after)
+    nlp_glove.to_disk(tmp_path / "p")
+    loaded = spacy.load(tmp_path / "p")
+    numpy.testing.assert_allclose(numpy.asarray(loaded.vocab.vectors.data), after)
+    assert loaded.get_pipe("mimick_vectors").cfg["refine_rare"] == 0.5
+
+
+def test_refine_rare_leaves_rows_without_strings_and_warns(nlp_glove, tiny_mimick):
+    before = numpy.array(nlp_glove.vocab.vectors.data, copy=True)
+    pipe = nlp_glove.add_pipe("mimick_vectors", config={"refine_rare": 0.5})
+    with pytest.warns(UserWarning, match="no string"):
+        pipe.initialize(model_path=tiny_mimick)
+    after = numpy.asarray(nlp_glove.vocab.vectors.data)
+    changed = (~numpy.isclose(after, before).all(axis=1)).sum()
+    assert changed == pipe.cfg["refined_rows"] < 1500
+
+
+def test_refine_rare_must_be_a_share(nlp_glove):
+    with pytest.raises(ValueError, match="refine_rare"):
+        nlp_glove.add_pipe("mimick_vectors", config={"refine_rare": 1.5})
