@@ -212,6 +212,8 @@ def run_candidate(name: str, table: WordVectors, train80: WordVectors, removed: 
     log(f"=== {name}: {desc}")
     result, seconds = train(table, "full")
     model = result.model
+    if args.save_models:
+        model.to_disk(Path(args.save_models) / name)
     row.update(train_seconds=seconds, epochs=len(result.history), best_epoch=result.best_epoch,
                seconds_per_epoch=seconds / max(1, len(result.history)))
 
@@ -333,6 +335,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", default="", help="output prefix (default docs/oov_eval_{lang})")
     parser.add_argument("--arch-override", default=None, type=json.loads,
                         help='JSON {"candidate": {arch settings}} (experiments)')
+    parser.add_argument("--save-models", default="", help="save each candidate's full-table model to DIR/NAME")
     parser.add_argument("--list", action="store_true", help="list the candidates and exit")
     args = parser.parse_args(argv)
     if args.list:

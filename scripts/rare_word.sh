@@ -19,6 +19,7 @@ train() {  # NAME ARGS...: train once, remember the wall time
 }
 train glove-paper --paper
 train glove-default
+train glove-contrastive --loss contrastive --temperature 0.1
 SIMSETS="EN-SIMLEX-999.txt EN-MEN-TR-3k.txt EN-WS-353-ALL.txt"
 WORDS="MCT McNeally Vercellotti Secretive corssing flatfish compartmentalize pesky lawnmower developiong hurtling expectedly"
 {
@@ -37,12 +38,27 @@ WORDS="MCT McNeally Vercellotti Secretive corssing flatfish compartmentalize pes
   echo
   echo "\"vectors ⊕ mimick\" also replaces in-vocabulary vectors by the mean of the unit table vector and"
   echo "the unit Mimick vector (an ensemble; not what the mimick_vectors component does). The same"
-  echo "lookups on the other English similarity sets, default model:"
+  echo "\"vectors (rarest 50% refined) + mimick\" does that only for the last half of the table's rows"
+  echo "(ranks 50,001-100,000), keeping the vectors of frequent words: what the mimick_vectors"
+  echo "component gives with its opt-in \`refine_rare = 0.5\`. The same lookups on the other English"
+  echo "similarity sets, default model:"
   for set in $SIMSETS; do
     echo
     echo "### $set"
     echo
     python -m spacy_mimick similarity "$DATA/similarity/en/$set" "$GLOVE" --model models/glove-default
+  done
+  echo
+  echo "## Contrastive model (\`--loss contrastive --temperature 0.1\`), trained in $(cat models/glove-contrastive/train_seconds.txt) s"
+  echo
+  echo "The n-gram model trained with InfoNCE (docs/beyond_mimick.md) instead of squared L2."
+  echo
+  python -m spacy_mimick similarity "$RW" "$GLOVE" --model models/glove-contrastive
+  for set in $SIMSETS; do
+    echo
+    echo "### $set"
+    echo
+    python -m spacy_mimick similarity "$DATA/similarity/en/$set" "$GLOVE" --model models/glove-contrastive
   done
   echo
   echo "## Nearest in-vocabulary neighbours of the paper's OOV examples (Table 1 of the paper)"
