@@ -1,6 +1,6 @@
 """Learning curves like the paper's Figure 2: score against training tokens, mean +- std over seeds.
 
-    python scripts/project/plots.py METRICS_DIR --output-dir METRICS_DIR/curves
+    python scripts/project/plots.py METRICS_DIR [MORE_DIRS ...] --output-dir METRICS_DIR/curves
 
 One PNG per treebank (``<treebank>.png``): POS accuracy (left) and attribute micro-F1 (right)
 of each variant against the number of training tokens (log scale, from the smallest budget to
@@ -88,9 +88,10 @@ def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("metrics_dir", type=Path)
+    parser.add_argument("more_dirs", type=Path, nargs="*", help="Other folders of evaluate.py JSON")
     parser.add_argument("--output-dir", "-o", type=Path, default=None, help="Default: METRICS_DIR/curves")
     args = parser.parse_args(argv)
-    results = load_results(args.metrics_dir)
+    results = load_results([args.metrics_dir, *args.more_dirs])
     output_dir = args.output_dir or args.metrics_dir / "curves"
     output_dir.mkdir(parents=True, exist_ok=True)
     written = 0

@@ -1,6 +1,6 @@
 """Markdown tables shaped like the paper's, from the metrics the project's commands wrote.
 
-    python scripts/project/report.py METRICS_DIR --output METRICS_DIR/report.md [--settings 5000,0] [--gains-n-tokens 10000]
+    python scripts/project/report.py METRICS_DIR [MORE_DIRS ...] --output METRICS_DIR/report.md [--settings 5000,0] [--gains-n-tokens 10000]
 
 Reads every JSON under METRICS_DIR: ``evaluate.py``'s runs (one per treebank, token budget,
 seed and variant), ``significance.py``'s tests and ``rare_word.py``'s results, and writes:
@@ -25,7 +25,7 @@ import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 VARIANTS = ("nochar", "mimick", "chartag", "both")
 LABELS = {"nochar": "No-Char", "mimick": "Mimick", "chartag": "char→tag", "both": "Both"}
@@ -65,11 +65,14 @@ class Results:
         return self.sigs.get((treebank, n, self.main_seed(treebank, n), PAIRS[variant], variant))
 
 
-def load_results(root: Path) -> Results:
+def load_results(root: Union[Path, Sequence[Path]]) -> Results:
+    """Everything under one metrics folder, or several (e.g. metrics/ and the metrics of runs
+    made outside the project by scripts/tagger_experiments.py, which writes the same files)."""
+    roots = [root] if isinstance(root, Path) else list(root)
     results = Results()
     pending_sigs = []
     setting_of_dir: Dict[Path, Tuple[str, int, int]] = {}
-    for path in sorted(root.rglob("*.json")):
+    for path in sorted(p for r in roots for p in r.rglob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf8"))
         except (ValueError, UnicodeDecodeError):
@@ -287,6 +290,7 @@ def render(results: Results, settings: Optional[Sequence[int]] = None, gains_n_t
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("metrics_dir", type=Path)
+    parser.add_argument("more_dirs", type=Path, nargs="*", help="Other folders of evaluate.py/significance.py JSON")
     parser.add_argument("--output", "-o", type=Path, default=None, help="Markdown file (default: METRICS_DIR/report.md)")
     parser.add_argument("--settings", default=None, help="Token budgets of tables 1-2, e.g. 5000,0 (0: full data); "
                         "default: 5000 and full data if present, else every budget found")
@@ -294,7 +298,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--alpha", type=float, default=0.01, help="Significance level")
     args = parser.parse_args(argv)
     settings = [int(s) for s in args.settings.split(",")] if args.settings else None
-    results = load_results(args.metrics_dir)
+    results = load_results([args.metrics_dir, *args.more_dirs])
     text = render(results, settings, args.gains_n_tokens, args.alpha)
     output = args.output or args.metrics_dir / "report.md"
     output.parent.mkdir(parents=True, exist_ok=True)
