@@ -370,50 +370,63 @@ def collect(args: argparse.Namespace) -> Dict[str, Any]:
                      platform.machine(), "configs": {v: f"configs/tagger_{v}.cfg" for v in VARIANTS}},
         "languages": {},
     }
-    calls = args.work_dir / "invocations.json"
-    result["invocations"] = json.loads(calls.read_text(encoding="utf8")) if calls.exists() else []
+    work_dirs = [args.work_dir, *args.also_work_dir]
+    result["invocations"] = []
+    for work_dir in work_dirs:
+        calls = work_dir / "invocations.json"
+        result["invocations"] += json.loads(calls.read_text(encoding="utf8")) if calls.exists() else []
     for lang, spec in LANGS.items():
-        work = args.work_dir / lang
-        if not work.exists():
-            continue
+        if args.paper_mimick:
+            spec = paper_mimick_spec(spec)
         entry: Dict[str, Any] = {"treebank": spec["treebank"], "vectors": spec["vectors_desc"],
-                                 "mimick_model": spec["mimick_model"], "runs": {}, "significance": {}}
-        for variant in VARIANTS:
-            metrics = work / "metrics" / f"{variant}.json"
-            train_info = work / "models" / variant / "train.json"
-            if not metrics.exists():
-                continue
-            record = json.loads(metrics.read_text(encoding="utf8"))
-            scores = record["scores"]
-            run = {key: scores.get(key) for key, _ in COLUMNS}
-            run.update({
-                "oov_train_n_tokens": scores.get("oov_train_n_tokens"),
-                "oov_vec_n_tokens": scores.get("oov_vec_n_tokens"),
-                "attr_macro_f": scores.get("attr_macro_f"),
-                "n_test_tokens": record.get("n_test_tokens"),
-                "n_train_tokens": record.get("n_train_tokens"),
-                "n_train_sentences": record.get("n_train_sentences"),
-                "vectors": record.get("vectors"),
-                "eval_seconds": record.get("eval_seconds"),
-            })
-            if train_info.exists():
-                info = json.loads(train_info.read_text(encoding="utf8"))
-                run.update(train_wall_s=info["wall_s"], dev_pos_acc=info.get("dev_pos_acc"),
-                           dev_attr_micro_f=info.get("dev_attr_micro_f"))
-            entry["runs"][variant] = run
-        for a, b in PAIRS:
-            sig = work / "metrics" / f"sig_{a}_{b}.json"
-            if sig.exists():
-                data = json.loads(sig.read_text(encoding="utf8"))
-                entry["significance"][f"{b}_vs_{a}"] = {
-                    k: data.get(k) for k in ("pos_acc_a", "pos_acc_b", "pos_acc_delta", "pos_p_value",
-                                             "attr_micro_f_a", "attr_micro_f_b", "attr_micro_f_delta",
-                                             "attr_z", "attr_p_value")}
-                entry["significance"][f"{b}_vs_{a}"]["oov_train"] = data.get("oov_train")
-        commands = work / "commands.json"
-        entry["commands"] = json.loads(commands.read_text(encoding="utf8")) if commands.exists() else []
-        result["languages"][lang] = entry
+                                 "mimick_model": spec["mimick_model"], "runs": {}, "significance": {},
+                                 "commands": []}
+        for work in [d / lang for d in work_dirs]:
+            if work.exists():
+                collect_work_dir(work, entry)
+        if entry["runs"]:
+            result["languages"][lang] = entry
     return result
+
+
+def collect_work_dir(work: Path, entry: Dict[str, Any]) -> None:
+    """Add one work dir's runs, tests and commands for a language to ``entry``."""
+    for variant in VARIANTS:
+        metrics = work / "metrics" / f"{variant}.json"
+        train_info = work / "models" / variant / "train.json"
+        if not metrics.exists():
+            continue
+        record = json.loads(metrics.read_text(encoding="utf8"))
+        scores = record["scores"]
+        run = {key: scores.get(key) for key, _ in COLUMNS}
+        run.update({
+            "oov_train_n_tokens": scores.get("oov_train_n_tokens"),
+            "oov_vec_n_tokens": scores.get("oov_vec_n_tokens"),
+            "attr_macro_f": scores.get("attr_macro_f"),
+            "n_test_tokens": record.get("n_test_tokens"),
+            "n_train_tokens": record.get("n_train_tokens"),
+            "n_train_sentences": record.get("n_train_sentences"),
+            "vectors": record.get("vectors"),
+            "eval_seconds": record.get("eval_seconds"),
+        })
+        if train_info.exists():
+            info = json.loads(train_info.read_text(encoding="utf8"))
+            run.update(train_wall_s=info["wall_s"], dev_pos_acc=info.get("dev_pos_acc"),
+                       dev_attr_micro_f=info.get("dev_attr_micro_f"))
+        entry["runs"][variant] = run
+    for a, b in PAIRS:
+        sig = work / "metrics" / f"sig_{a}_{b}.json"
+        if sig.exists():
+            data = json.loads(sig.read_text(encoding="utf8"))
+            entry["significance"][f"{b}_vs_{a}"] = {
+                k: data.get(k) for k in ("pos_acc_a", "pos_acc_b", "pos_acc_delta", "pos_p_value",
+                                         "attr_micro_f_a", "attr_micro_f_b", "attr_micro_f_delta",
+                                         "attr_z", "attr_p_value")}
+            entry["significance"][f"{b}_vs_{a}"]["oov_train"] = data.get("oov_train")
+    commands = work / "commands.json"
+    if commands.exists():
+        done = {e["step"] for e in entry["commands"]}
+        entry["commands"] += [e for e in json.loads(commands.read_text(encoding="utf8")) if e["step"] not in done]
 
 
 def write_docs(args: argparse.Namespace) -> None:
@@ -550,6 +563,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--paper-mimick", action="store_true",
                         help="Use the paper-faithful Mimick model (models/*-paper, trained with --paper) "
                              "instead of the default one; use another --work-dir")
+    parser.add_argument("--also-work-dir", action="append", type=Path, default=[],
+                        help="Also report the runs of this work dir (e.g. variants trained in parallel "
+                             "by another invocation with its own --work-dir)")
     parser.add_argument("--report-only", action="store_true", help="Only rewrite the docs from the work dir")
     parser.add_argument("--force", action="store_true", help="Retrain variants that are already trained")
     args = parser.parse_args(argv)
