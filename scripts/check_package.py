@@ -43,6 +43,21 @@ def run(command, **kwargs) -> str:
     return subprocess.run([str(c) for c in command], check=True, capture_output=True, text=True, **kwargs).stdout
 
 
+def install_in_fresh_venv(sdist: Path, tmp: Path) -> Path:
+    """A venv in ``tmp/venv`` that sees the installed spaCy and torch but has its own
+    spacy-mimick (from this checkout) and the package ``sdist``; returns its python."""
+    venv = tmp / "venv"
+    run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv])
+    python = venv / "bin" / "python"
+    source = tmp / "spacy-mimick"
+    source.mkdir()
+    for file in ("setup.py", "README.md"):
+        shutil.copy(ROOT / file, source / file)
+    shutil.copytree(ROOT / "spacy_mimick", source / "spacy_mimick", ignore=shutil.ignore_patterns("__pycache__"))
+    run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", source, sdist])
+    return python
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sdist", type=Path, help="The package's .tar.gz (spacy package output)")
@@ -53,15 +68,7 @@ def main(argv=None) -> None:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        venv = tmp / "venv"
-        run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv])
-        python = venv / "bin" / "python"
-        source = tmp / "spacy-mimick"
-        source.mkdir()
-        for file in ("setup.py", "README.md"):
-            shutil.copy(ROOT / file, source / file)
-        shutil.copytree(ROOT / "spacy_mimick", source / "spacy_mimick", ignore=shutil.ignore_patterns("__pycache__"))
-        run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", source, args.sdist])
+        python = install_in_fresh_venv(args.sdist, tmp)
         elsewhere = tmp / "elsewhere"
         elsewhere.mkdir()
         out = run([python, "-c", CHECK, name, args.text], cwd=elsewhere)

@@ -21,6 +21,14 @@ train glove-paper --paper
 train glove-default
 train glove-contrastive --loss contrastive --temperature 0.1
 SIMSETS="EN-SIMLEX-999.txt EN-MEN-TR-3k.txt EN-WS-353-ALL.txt"
+simsets() {  # MODEL: the lookups of the other English similarity sets
+  for set in $SIMSETS; do
+    echo
+    echo "### $set"
+    echo
+    python -m spacy_mimick similarity "$DATA/similarity/en/$set" "$GLOVE" --model "$1"
+  done
+}
 WORDS="MCT McNeally Vercellotti Secretive corssing flatfish compartmentalize pesky lawnmower developiong hurtling expectedly"
 {
   echo "# Stanford Rare Word and OOV neighbours (GloVe 6B 50d, top 100k words)"
@@ -42,24 +50,14 @@ WORDS="MCT McNeally Vercellotti Secretive corssing flatfish compartmentalize pes
   echo "(ranks 50,001-100,000), keeping the vectors of frequent words: what the mimick_vectors"
   echo "component gives with its opt-in \`refine_rare = 0.5\`. The same lookups on the other English"
   echo "similarity sets, default model:"
-  for set in $SIMSETS; do
-    echo
-    echo "### $set"
-    echo
-    python -m spacy_mimick similarity "$DATA/similarity/en/$set" "$GLOVE" --model models/glove-default
-  done
+  simsets models/glove-default
   echo
   echo "## Contrastive model (\`--loss contrastive --temperature 0.1\`), trained in $(cat models/glove-contrastive/train_seconds.txt) s"
   echo
   echo "The n-gram model trained with InfoNCE (docs/beyond_mimick.md) instead of squared L2."
   echo
   python -m spacy_mimick similarity "$RW" "$GLOVE" --model models/glove-contrastive
-  for set in $SIMSETS; do
-    echo
-    echo "### $set"
-    echo
-    python -m spacy_mimick similarity "$DATA/similarity/en/$set" "$GLOVE" --model models/glove-contrastive
-  done
+  simsets models/glove-contrastive
   echo
   echo "## Nearest in-vocabulary neighbours of the paper's OOV examples (Table 1 of the paper)"
   echo

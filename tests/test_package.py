@@ -16,7 +16,9 @@ from conftest import REPO
 
 SCRIPTS = REPO / "scripts" / "project"
 sys.path.insert(0, str(SCRIPTS))
+sys.path.insert(0, str(REPO / "scripts"))
 
+import check_package  # noqa: E402
 import data as data_script  # noqa: E402
 import subsample as subsample_script  # noqa: E402
 
@@ -116,14 +118,7 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     # A fresh venv that sees the installed spacy/torch (no download) but installs spacy-mimick
     # (from the repository) and the pipeline itself; no network (--no-index).
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv])
-    python = venv / "bin" / "python"
-    source = tmp_path / "spacy-mimick"
-    source.mkdir()
-    for name in ("setup.py", "README.md"):
-        shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "spacy_mimick", source / "spacy_mimick", ignore=shutil.ignore_patterns("__pycache__"))
-    run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", source, sdist])
+    python = check_package.install_in_fresh_venv(sdist, tmp_path)
     workdir = tmp_path / "elsewhere"  # not the repository: nothing importable by accident
     workdir.mkdir()
     out = run([python, "-c", CHECK.format(package=PACKAGE)], cwd=workdir)
