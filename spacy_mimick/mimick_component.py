@@ -165,7 +165,6 @@ class MimickVectors(Pipe):
             "lowercase_backoff": lowercase_backoff, "cache_size": cache_size,
             "add_to_vectors": add_to_vectors, "batch_size": batch_size, "refine_rare": refine_rare,
         }
-        self._refined = False
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
 
     # -- set-up ------------------------------------------------------------------------------
@@ -190,9 +189,20 @@ class MimickVectors(Pipe):
                 f"[{self.name}] the pipeline has floret vectors, which cover every word: "
                 f"mimick_vectors will leave docs unchanged."
             )
-        elif self.cfg.get("refine_rare", 0.0) > 0 and not self._refined:
+        elif self.cfg.get("refine_rare", 0.0) > 0 and not self._table_is_refined():
             self.cfg["refined_rows"] = refine_rare_rows(self.vocab, self._require_model(), self.cfg["refine_rare"])
-            self._refined = True  # the table is changed in place: once per table
+            self.cfg["refined_checksum"] = self._rare_rows_checksum()
+
+    def _rare_rows_checksum(self) -> float:
+        data = numpy.asarray(self.vocab.vectors.data)
+        first = int(round(data.shape[0] * (1 - self.cfg["refine_rare"])))
+        return float(numpy.abs(data[first:]).sum(dtype="float64"))
+
+    def _table_is_refined(self) -> bool:
+        """Whether the rare rows are those this component refined (then a second initialize,
+        e.g. of a loaded pipeline, must not blend them again); a freshly loaded table is not."""
+        checksum = self.cfg.get("refined_checksum")
+        return checksum is not None and abs(self._rare_rows_checksum() - checksum) <= 1e-6 * max(checksum, 1.0)
 
     def set_model(self, model: MimickModel) -> None:
         width = self.vocab.vectors.shape[1]

@@ -188,6 +188,11 @@ def test_refine_rare_blends_only_the_rarest_rows_once(nlp_glove, tiny_mimick, gl
     loaded = spacy.load(tmp_path / "p")
     numpy.testing.assert_allclose(numpy.asarray(loaded.vocab.vectors.data), after)
     assert loaded.get_pipe("mimick_vectors").cfg["refine_rare"] == 0.5
+    loaded.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)  # a loaded table: not again
+    numpy.testing.assert_allclose(numpy.asarray(loaded.vocab.vectors.data), after)
+    loaded.vocab.vectors.data[:] = before  # a fresh table (e.g. [initialize] vectors reloaded): refined
+    loaded.get_pipe("mimick_vectors").initialize()
+    numpy.testing.assert_allclose(numpy.asarray(loaded.vocab.vectors.data), after, rtol=1e-5, atol=1e-6)
 
 
 def test_refine_rare_leaves_rows_without_strings_and_warns(nlp_glove, tiny_mimick):
