@@ -90,7 +90,10 @@ NOT_RUN_NOTES_FULL = (
     "Russian (Taiga) full data: the No-Char training was killed by the kernel for memory after about "
     "9 epochs: its resident memory grows by about 130 MB a second during training steps (23 GB at "
     "the kill), with or without dev evaluations. French Sequoia at full data stayed at about 0.9 GB; "
-    "English EWT at full data completed (its memory was not watched). Not diagnosed yet.",
+    "English EWT at full data completed (its memory was not watched). Not diagnosed: turning oneDNN "
+    "off (`torch.backends.mkldnn.enabled = False` in a `--code` file) kept one 400-step run at 0.7 GB, "
+    "but later runs with the same setting grew again (No-Char 7.6 GB after 54 s, char->tag 6 GB after "
+    "106 s), and setting it when the tagger module is imported did not help either.",
 )
 
 
