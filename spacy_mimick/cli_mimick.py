@@ -10,6 +10,7 @@ from spacy.cli._util import parse_config_overrides
 from wasabi import msg
 
 from ._cli_app import app
+from .mimick_component import blend_with_table, first_rare_row
 from .mimick_model import MimickModel
 from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
 from .similarity import evaluate_similarity, read_similarity_pairs
@@ -246,13 +247,13 @@ def similarity_lookups(
             known = table.get(norm(w))
             return predicted[norm(w)] if known is None else unit_mean(known, predicted[norm(w)])
 
-        first_rare = int(round(len(table) * (1 - refine_rare)))
+        first_rare = first_rare_row(len(table), refine_rare)
 
         def refined(w: str) -> numpy.ndarray:
             row = table.index.get(norm(w))
             if row is None:
                 return predicted[norm(w)]
-            return table.matrix[row] if row < first_rare else unit_mean(table.matrix[row], predicted[norm(w)])
+            return table.matrix[row] if row < first_rare else blend_with_table(table.matrix[row], predicted[norm(w)])
 
         lookups["vectors + mimick"] = table_then_mimick
         lookups["mimick"] = lambda w: predicted[norm(w)]

@@ -118,13 +118,17 @@ def blend_with_table(vector: numpy.ndarray, predicted: numpy.ndarray) -> numpy.n
     return (mean / max(float(numpy.linalg.norm(mean)), 1e-8) * norm).astype("float32")
 
 
+def first_rare_row(n_rows: int, share: float) -> int:
+    """The first of the last ``share`` of ``n_rows`` rows: where ``refine_rare`` starts."""
+    return int(round(n_rows * (1 - share)))
+
+
 def refine_rare_rows(vocab: Vocab, model: MimickModel, share: float, batch_size: int = 4096) -> int:
     """Blend the last ``share`` of ``vocab.vectors``' rows with Mimick's predictions for their
     words (see the module docstring); returns the number of rows changed. A row shared by
     several keys (a pruned table) is predicted from its first key, the word that owns it."""
     vectors = vocab.vectors
-    n_rows = vectors.shape[0]
-    first = int(round(n_rows * (1 - share)))
+    first = first_rare_row(vectors.shape[0], share)
     owners: Dict[int, int] = {}
     for key, row in vectors.key2row.items():
         if row >= first and row not in owners:
@@ -195,7 +199,7 @@ class MimickVectors(Pipe):
 
     def _rare_rows_checksum(self) -> float:
         data = numpy.asarray(self.vocab.vectors.data)
-        first = int(round(data.shape[0] * (1 - self.cfg["refine_rare"])))
+        first = first_rare_row(data.shape[0], self.cfg["refine_rare"])
         return float(numpy.abs(data[first:]).sum(dtype="float64"))
 
     def _table_is_refined(self) -> bool:

@@ -298,9 +298,14 @@ def train_mimick(
     optimizer = make_optimizer(model.module, config.learning_rate, config.sparse_learning_rate)
 
     contrastive = config.loss in ("contrastive", "l2+contrastive")
-    # Fixed negatives for the dev loss, so that epochs are compared on the same task.
-    dev_negatives = (target_t[torch.from_numpy(np_rng.choice(train_idx, config.negatives))]
-                     if contrastive and config.negatives else None)
+
+    def draw_negatives() -> Optional[torch.Tensor]:
+        """Random training targets as extra InfoNCE negatives (contrastive losses only)."""
+        if not (contrastive and config.negatives):
+            return None
+        return target_t[torch.from_numpy(np_rng.choice(train_idx, config.negatives))]
+
+    dev_negatives = draw_negatives()  # fixed: epochs are compared on the same task
 
     def dev_loss() -> float:
         model.module.eval()
@@ -325,9 +330,7 @@ def train_mimick(
         for idx in bar:
             batch = batcher.featurize(idx, config.typo_prob, py_rng)
             pred = model.module(batch)
-            negatives = (target_t[torch.from_numpy(np_rng.choice(train_idx, config.negatives))]
-                         if contrastive and config.negatives else None)
-            losses = objective(pred, target_t[idx], config.loss, scale, config, negatives) * weight_t[idx]
+            losses = objective(pred, target_t[idx], config.loss, scale, config, draw_negatives()) * weight_t[idx]
             loss = losses.mean()
             optimizer.zero_grad()
             loss.backward()
