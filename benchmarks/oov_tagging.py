@@ -39,6 +39,13 @@ def run(command: List[str]) -> None:
     subprocess.run(command, check=True, cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"})
 
 
+def significance(gold: Path, a: Path, b: Path, output: Path, train: Path, *extra: str) -> Dict:
+    """``scripts/project/significance.py`` of A (baseline) against B; returns its JSON."""
+    run([sys.executable, "scripts/project/significance.py", str(gold), str(a), str(b), "--output", str(output),
+         "--train", str(train), "--n-samples", "1000", *extra])
+    return json.loads(output.read_text(encoding="utf8"))
+
+
 def scores(path: Path) -> Dict:
     data = json.loads(path.read_text(encoding="utf8"))
     return data.get("scores", data)
@@ -64,21 +71,18 @@ def main(argv=None) -> None:
                  "--variants", "mimick", "--work-dir", str(args.paper_work),
                  "--output", str(ROOT / "docs" / "tagging_paper_mimick"),
                  *[f"--vectors-dir={v}" for v in args.vectors_dir]])
-        sig_path = paper / "metrics" / "sig_paper_vs_default.json"
-        train = next(default.glob("train_5000_seed*.spacy"))
-        run([sys.executable, "scripts/project/significance.py", str(default / "test.spacy"),
-             str(paper / "metrics" / "mimick.spacy"), str(default / "metrics" / "mimick.spacy"),
-             "--output", str(sig_path), "--train", str(train),
-             "--vectors", str(default / "models" / "nochar" / "model-best"), "--n-samples", "1000"])
-        sig = json.loads(sig_path.read_text(encoding="utf8"))
+        gold, train = default / "test.spacy", next(default.glob("train_5000_seed*.spacy"))
+        sig = significance(gold, paper / "metrics" / "mimick.spacy", default / "metrics" / "mimick.spacy",
+                           paper / "metrics" / "sig_paper_vs_default.json", train,
+                           "--vectors", str(default / "models" / "nochar" / "model-best"))
         vs_nochar = {}
         for name, work in (("paper", paper), ("default", default)):
             path = work / "metrics" / "sig_nochar_mimick.json"
-            if name == "paper" or not path.exists():  # the default run's own test is already there
-                run([sys.executable, "scripts/project/significance.py", str(default / "test.spacy"),
-                     str(default / "metrics" / "nochar.spacy"), str(work / "metrics" / "mimick.spacy"),
-                     "--output", str(path), "--train", str(train), "--n-samples", "1000"])
-            vs_nochar[name] = json.loads(path.read_text(encoding="utf8"))
+            if name == "default" and path.exists():  # the default run's own test is already there
+                vs_nochar[name] = json.loads(path.read_text(encoding="utf8"))
+            else:
+                vs_nochar[name] = significance(gold, default / "metrics" / "nochar.spacy",
+                                               work / "metrics" / "mimick.spacy", path, train)
         commands = {e["step"]: e for e in json.loads((paper / "commands.json").read_text(encoding="utf8"))}
         rows[lang] = {
             "paper": scores(paper / "metrics" / "mimick.json"),

@@ -1,7 +1,7 @@
 """Install a packaged pipeline into a fresh venv and tag a sentence with it there.
 
     python scripts/check_package.py packages/ru_mimick_ud_taiga-0.1.0/dist/ru_mimick_ud_taiga-0.1.0.tar.gz \
-        "Кошки спали на подоконнике ." [--oov WORD] [--markdown docs/packages.md]
+        "Кошки спали на подоконнике ." [--markdown docs/packages.md]
 
 The venv sees the already installed spaCy and torch (``--system-site-packages``: nothing is
 downloaded) but gets its own spacy-mimick (built from this checkout) and the pipeline package,
