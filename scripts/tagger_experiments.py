@@ -85,15 +85,14 @@ NOT_RUN_NOTES = (
 
 NOT_RUN_NOTES_FULL = (
     "Only one seed; the paper's full-data numbers are single runs too.",
-    "10 epochs rather than the paper's 40, for CPU time (docs/tagging_results.md has the "
-    "N_train = 5,000 runs).",
-    "Russian (Taiga) full data: the No-Char training was killed by the kernel for memory after about "
-    "9 epochs: its resident memory grows by about 130 MB a second during training steps (23 GB at "
-    "the kill), with or without dev evaluations. French Sequoia at full data stayed at about 0.9 GB; "
-    "English EWT at full data completed (its memory was not watched). Not diagnosed: turning oneDNN "
-    "off (`torch.backends.mkldnn.enabled = False` in a `--code` file) kept one 400-step run at 0.7 GB, "
-    "but later runs with the same setting grew again (No-Char 7.6 GB after 54 s, char->tag 6 GB after "
-    "106 s), and setting it when the tagger module is imported did not help either.",
+    "10 epochs for English and French rather than the paper's 40, for CPU time "
+    "(docs/tagging_results.md has the N_train = 5,000 runs).",
+    "Russian (Taiga) full data first could not be trained: the process grew by 60-130 MB a second "
+    "until the kernel killed it at 23 GB. The cause was glibc's heap, not the tagger: the fine-tuned "
+    "word table's dense gradient (15k words x 300 floats, freed and re-allocated every update) raised "
+    "glibc's mmap threshold, and the heap then fragmented. `spacy_mimick/malloc.py` fixes the "
+    "threshold when the tagger first trains; `python benchmarks/tagger_memory.py` measures it "
+    "(docs/benchmarks.md): peak 5.7 GB after 300 updates before, 0.7 GB after.",
 )
 
 
@@ -103,8 +102,15 @@ def train_name(s: Dict[str, Any]) -> str:
 
 def setting_text(s: Dict[str, Any]) -> str:
     """The paragraph on the training set-up (5K subsample or full data)."""
-    common = (f"**one seed ({s['seed']})**, a fixed training length of `--training.max_epochs {s['max_epochs']} "
-              f"--training.eval_frequency {s['eval_frequency']}` for every variant and language (the configs' Adam "
+    by_lang = s.get("max_epochs_by_lang") or {}
+    if len(set(by_lang.values())) > 1:
+        per_lang = ", ".join(f"{lang} {n}" for lang, n in by_lang.items())
+        length = (f"a fixed training length for every variant of a language, `--training.max_epochs` {per_lang} "
+                  "and dev evaluations as in each language's commands below (")
+    else:
+        length = (f"a fixed training length of `--training.max_epochs {s['max_epochs']} "
+                  f"--training.eval_frequency {s['eval_frequency']}` for every variant and language (")
+    common = (f"**one seed ({s['seed']})**, " + length + "the configs' Adam "
               "lr 0.005, `batch_by_padded` 400); the model evaluated is `model-best` (best dev score "
               "`0.5·pos_acc + 0.5·attr_micro_f` at an evaluation step). ")
     timing = ("Tagger trainings ran with `OMP_NUM_THREADS=1` on a shared 2-core CPU machine where other jobs "
@@ -114,8 +120,11 @@ def setting_text(s: Dict[str, Any]) -> str:
                                 "` (dev evaluations as in each language's commands below)")
         return ("Setting: the **full training set** (`--corpora.train.n_tokens 0`), " + common +
                 "The paper trained full-data runs for 40 epochs with momentum SGD; Adam converges in fewer, and "
-                f"{s['max_epochs']} epochs were what the CPU time allowed (the dev curves in each run's log show "
-                "whether it was still improving). The paper's numbers are single runs on UD 1.4; this is a single "
+                f"{min(by_lang.values(), default=s['max_epochs'])} epochs were what the CPU time allowed for the "
+                "larger treebanks (the dev curves in each run's log show whether it was still improving)"
+                + ("; Taiga's training set is a fifth of EWT's, so its runs had the paper's 40 epochs. "
+                   if by_lang.get("ru", 0) >= 40 and len(set(by_lang.values())) > 1 else ". ") +
+                "The paper's numbers are single runs on UD 1.4; this is a single "
                 "run on the UD 2.x treebank in `../shared/data/ud`. Variants trained two at a time, one per core. "
                 + timing)
     return (f"Setting: N_train = {s['n_tokens']:,} tokens (`--corpora.train.n_tokens {s['n_tokens']}`, the seeded "
@@ -438,6 +447,14 @@ def collect_work_dir(work: Path, entry: Dict[str, Any]) -> None:
         entry["commands"] += [e for e in json.loads(commands.read_text(encoding="utf8")) if e["step"] not in done]
 
 
+def training_epochs(entry: Dict[str, Any], default: int) -> int:
+    """The ``--training.max_epochs`` of a language's recorded train commands."""
+    for e in entry["commands"]:
+        if e["step"].startswith("train-") and "--training.max_epochs" in e["command"]:
+            return int(e["command"].split("--training.max_epochs")[1].split()[0])
+    return default
+
+
 def write_docs(args: argparse.Namespace) -> None:
     data = collect(args)
     out_json = args.output.with_suffix(".json")
@@ -445,6 +462,8 @@ def write_docs(args: argparse.Namespace) -> None:
     out_json.parent.mkdir(parents=True, exist_ok=True)
     out_json.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf8")
     s = data["settings"]
+    s["max_epochs_by_lang"] = {lang: training_epochs(entry, s["max_epochs"])
+                               for lang, entry in data["languages"].items()}
     lines = [
         "# Joint UPOS + morphological attribute tagger: the four variants",
         "",

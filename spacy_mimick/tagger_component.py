@@ -24,6 +24,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.types import Floats2d, Ints2d
 
+from .malloc import fix_mmap_threshold
 from .pytorch_tagger_model import head_offsets
 from .scorer import score_attributes
 from .tagger_model import get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables
@@ -267,6 +268,7 @@ class MimickTagger(TrainablePipe):
 
         ``drop`` is not used: the torch module applies the architecture's ``dropout``.
         """
+        fix_mmap_threshold()  # bounded memory in long CPU trainings: see spacy_mimick/malloc.py
         if losses is None:
             losses = {}
         losses.setdefault(self.name, 0.0)

@@ -1,0 +1,55 @@
+"""Stop glibc's heap from growing without bound while the tagger trains on CPU.
+
+Training the tagger on UD_Russian-Taiga (15k training words, 300-d navec vectors) grew the
+process by 60-130 MB a second until it was killed at 23 GB; EWT (50-d) and Sequoia did not.
+It is not a leak in Python or torch objects: with fine-tuning off, or with glibc's mmap
+threshold fixed, the same run stays at about 0.7 GB (``benchmarks/tagger_memory.py``).
+
+The trigger is the fine-tuned word table: each update allocates and frees a dense gradient of
+``n_words x width`` floats (18 MB for Taiga). glibc serves blocks above its mmap threshold
+(128 KiB at start) with ``mmap``, but every time such a block is freed it raises the threshold
+to the block's size (up to 32 MiB), after which these blocks and the batch-sized activations
+come from the heap, which fragments and is never returned. Setting the threshold with
+``mallopt`` turns that adjustment off, so large blocks keep going back to the system.
+"""
+import ctypes
+import os
+import sys
+
+# mallopt's parameter number for the mmap threshold (malloc.h).
+M_MMAP_THRESHOLD = -3
+# Blocks from 1 MiB up are mmapped: the per-update gradients and large activations,
+# not the many small tensors (the measured runs were no slower; see the module docstring).
+DEFAULT_MMAP_THRESHOLD = 1 << 20
+# Set to a byte count to choose the threshold, or to 0 to leave glibc's behaviour alone.
+ENV_VAR = "SPACY_MIMICK_MMAP_THRESHOLD"
+
+_applied = None
+
+
+def fix_mmap_threshold() -> bool:
+    """Fix glibc's mmap threshold once per process; return whether it is fixed.
+
+    Does nothing (and returns False) off Linux/glibc, when ``SPACY_MIMICK_MMAP_THRESHOLD`` is
+    0, or when the user already set glibc's own ``MALLOC_MMAP_THRESHOLD_``.
+    """
+    global _applied
+    if _applied is not None:
+        return _applied
+    _applied = False
+    threshold = os.environ.get(ENV_VAR, str(DEFAULT_MMAP_THRESHOLD))
+    try:
+        threshold_bytes = int(threshold)
+    except ValueError:
+        raise ValueError(f"{ENV_VAR} must be a number of bytes (0 = off), got {threshold!r}")
+    if threshold_bytes <= 0 or "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return False
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):  # not glibc (musl, ...)
+        return False
+    _applied = bool(mallopt(M_MMAP_THRESHOLD, threshold_bytes))
+    return _applied
