@@ -66,6 +66,7 @@ class MimickTaggerNet(nn.Module):
         dropout: float,
         head_sizes: Sequence[int],
         head_priors: Optional[Sequence[Sequence[float]]] = None,
+        n_shapes: int = 0,
     ):
         super().__init__()
         if hidden_width % 2:
@@ -86,6 +87,9 @@ class MimickTaggerNet(nn.Module):
         if char_embed:
             self.chars = CharBiLSTM(n_chars, char_embed, char_hidden)
             input_width += char_hidden
+        # Case classes as a one-hot beside the word input (MimickTagger.v2); 0 turns it off.
+        self.n_shapes = n_shapes
+        input_width += n_shapes
         self.dropout = nn.Dropout(dropout)
         self.lstm = nn.LSTM(
             input_width,
@@ -122,6 +126,7 @@ class MimickTaggerNet(nn.Module):
         char_ids: torch.Tensor,
         char_lengths: torch.Tensor,
         token_words: torch.Tensor,
+        shapes: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """Score every token of a batch of sequences.
 
@@ -130,6 +135,7 @@ class MimickTaggerNet(nn.Module):
         word_ids: (n_tokens,) training-vocabulary row of each token, 0 if unseen.
         char_ids, char_lengths: the unique words of the batch as padded character ids.
         token_words: (n_tokens,) row of each token in char_ids.
+        shapes: (n_tokens,) case class of each token, used when ``n_shapes`` > 0.
         RETURNS: (n_tokens, sum(head_sizes)) unnormalised scores, heads side by side.
         """
         if self.word_embed is not None:
@@ -140,6 +146,9 @@ class MimickTaggerNet(nn.Module):
             words = vectors
         if self.chars is not None:
             words = torch.cat((words, self.chars(char_ids, char_lengths)[token_words]), dim=-1)
+        if self.n_shapes:
+            one_hot = nn.functional.one_hot(shapes, self.n_shapes).to(words.dtype)
+            words = torch.cat((words, one_hot), dim=-1)
         hidden = self._encode(self.dropout(words), lengths)
         return torch.cat([head(hidden) for head in self.heads], dim=-1)
 

@@ -26,6 +26,9 @@ from thinc.types import Floats1d, Floats2d
 from .pytorch_tagger_model import MimickTaggerNet
 from .token_vectors import doc_vectors
 
+# Case classes of MimickTagger.v2's case_features (see word_shape).
+WORD_SHAPES = ("lower", "Title", "UPPER", "miXed", "digits", "other")
+
 # Character ids: 0 pads, then the reserved symbols, then the training characters.
 PAD_CHAR, UNK_CHAR, BOW_CHAR, EOW_CHAR = 0, 1, 2, 3
 N_RESERVED_CHARS = 4
@@ -41,6 +44,7 @@ class TaggerInputs:
     char_ids: numpy.ndarray  # (n_unique_words, max_chars) int64, PAD_CHAR-padded
     char_lengths: numpy.ndarray  # (n_unique_words,) int64
     token_words: numpy.ndarray  # (n_tokens,) int64, row of each token in char_ids
+    shapes: numpy.ndarray  # (n_tokens,) int64 case class (WORD_SHAPES), or (0,) when unused
 
 
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v1")
@@ -79,6 +83,54 @@ def build_mimick_tagger_v1(
     char_embed (int): Character embedding width of the char->tag BiLSTM; 0 turns it off.
     char_hidden (int): Width of the char->tag BiLSTM, both directions together.
     """
+    return _build_mimick_tagger(
+        hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
+        lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
+        char_embed=char_embed, char_hidden=char_hidden, case_features=False, word_dropout=0.0,
+    )
+
+
+@spacy.registry.architectures("spacy_mimick.MimickTagger.v2")
+def build_mimick_tagger_v2(
+    hidden_width: int = 256,
+    depth: int = 2,
+    dropout: float = 0.5,
+    fine_tune: bool = True,
+    lowercase_backoff: bool = True,
+    unk_key: str = "<UNK>",
+    word_width: int = 64,
+    char_embed: int = 0,
+    char_hidden: int = 128,
+    case_features: bool = True,
+    word_dropout: float = 0.1,
+) -> Model[List[Doc], List[Floats2d]]:
+    """``MimickTagger.v1`` plus two inputs that the paper's tagger lacks.
+
+    case_features (bool): Give the BiLSTM each token's case class (lowercase, Title, UPPER,
+        mixed, digits, other; a one-hot of ``WORD_SHAPES``). Lowercased tables (GloVe) and the
+        lowercase backoff map "Apple" and "apple", "US" and "us" to the same vector, so
+        without it a token unseen in training keeps no trace of its capitalisation.
+    word_dropout (float): In training, the probability that a token's fine-tuned delta is
+        dropped (its word id set to unseen), so that the tagger also learns to tag from the
+        static vector alone, which is all that words unseen in training have at test time.
+
+    The other settings are v1's; ``hidden_width`` defaults to 256 (128 per direction).
+    """
+    return _build_mimick_tagger(
+        hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
+        lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
+        char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
+        word_dropout=word_dropout,
+    )
+
+
+def _build_mimick_tagger(
+    *, hidden_width: int, depth: int, dropout: float, fine_tune: bool, lowercase_backoff: bool,
+    unk_key: str, word_width: int, char_embed: int, char_hidden: int, case_features: bool,
+    word_dropout: float,
+) -> Model[List[Doc], List[Floats2d]]:
+    if not 0.0 <= word_dropout < 1.0:
+        raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
     featurizer: Model[List[Doc], TaggerInputs] = Model(
         "mimick_tagger_featurizer",
         featurize_forward,
@@ -90,6 +142,8 @@ def build_mimick_tagger_v1(
             "lowercase_backoff": lowercase_backoff,
             "unk_key": unk_key,
             "use_chars": char_embed > 0,
+            "case_features": case_features,
+            "word_dropout": word_dropout,
         },
     )
     net: Model[TaggerInputs, List[Floats2d]] = Model(
@@ -107,6 +161,7 @@ def build_mimick_tagger_v1(
             "word_width": word_width,
             "char_embed": char_embed,
             "char_hidden": char_hidden,
+            "case_features": case_features,
         },
     )
     model = chain(featurizer, net)
@@ -197,6 +252,8 @@ def featurize_forward(
     words = model.attrs["words"]
     texts = [token.text for doc in docs for token in doc]
     word_ids = numpy.fromiter((words.get(text, 0) for text in texts), dtype="int64", count=len(texts))
+    if is_train and model.attrs.get("word_dropout", 0.0):
+        word_ids[numpy.random.random_sample(len(word_ids)) < model.attrs["word_dropout"]] = 0
     lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
     width = model.get_dim("nV")
     if width:
@@ -209,8 +266,25 @@ def featurize_forward(
         char_ids = numpy.zeros((0, 0), dtype="int64")
         char_lengths = numpy.zeros((0,), dtype="int64")
         token_words = numpy.zeros((0,), dtype="int64")
-    inputs = TaggerInputs(lengths, vectors, word_ids, char_ids, char_lengths, token_words)
+    if model.attrs.get("case_features"):
+        shapes = numpy.fromiter((word_shape(text) for text in texts), dtype="int64", count=len(texts))
+    else:
+        shapes = numpy.zeros((0,), dtype="int64")
+    inputs = TaggerInputs(lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes)
     return inputs, lambda d_inputs: []
+
+
+def word_shape(text: str) -> int:
+    """The token's case class: an index into ``WORD_SHAPES``."""
+    if any(char.isalpha() for char in text):
+        if text.islower():
+            return 0
+        if text[:1].isupper() and not any(char.isupper() for char in text[1:]):
+            return 1
+        if text.isupper():
+            return 2
+        return 3
+    return 4 if any(char.isdigit() for char in text) else 5
 
 
 def _static_vectors(model: Model, doc: Doc) -> Floats2d:
@@ -274,6 +348,7 @@ def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
         dropout=attrs["dropout"],
         head_sizes=attrs["head_sizes"],
         head_priors=attrs["head_priors"],
+        n_shapes=len(WORD_SHAPES) if attrs.get("case_features") else 0,
     )
     wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
     model.layers[:] = [wrapper]
@@ -290,7 +365,7 @@ def _convert_inputs(
 ) -> Tuple[ArgsKwargs, Callable]:
     args = tuple(
         torch.from_numpy(array)
-        for array in (X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words)
+        for array in (X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words, X.shapes)
     )
     # The inputs are data, not parameters: nothing flows back into the featurizer.
     return ArgsKwargs(args=args, kwargs={}), lambda d_inputs: []

@@ -237,7 +237,7 @@ def test_serialization_round_trips(trained, vectors_dir, tmp_path):
         assert [(t.pos_, str(t.morph)) for t in doc_a] == [(t.pos_, str(t.morph)) for t in doc_b]
 
 
-@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
+@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both", "mimick_v2"])
 def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
     from spacy.cli.train import train
 
@@ -256,7 +256,7 @@ def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
         },
     )
     nlp = spacy.load(tmp_path / "out" / "model-last")
-    expected = ["mimick_vectors", "mimick_tagger"] if variant in ("mimick", "both") else ["mimick_tagger"]
+    expected = ["mimick_vectors", "mimick_tagger"] if variant.startswith(("mimick", "both")) else ["mimick_tagger"]
     assert nlp.pipe_names == expected
     doc = nlp("The zorblaxian cat sat on the mat.")
     assert all(token.pos in POS_IDS.values() for token in doc)
@@ -313,3 +313,56 @@ def test_tag_conllu_keeps_the_file_and_replaces_upos_feats(trained, tmp_path):
     for token, word in zip(words, expected):
         assert (token["feats"] or {}) == word.morph.to_dict()
         assert list(token["feats"] or {}) == sorted(token["feats"] or {}, key=str.lower)
+
+
+V2 = {"@architectures": "spacy_mimick.MimickTagger.v2", "hidden_width": 32, "word_dropout": 0.5}
+
+
+def test_word_shape_classes():
+    from spacy_mimick.tagger_model import WORD_SHAPES, word_shape
+
+    shapes = {w: WORD_SHAPES[word_shape(w)] for w in
+              ["apple", "Apple", "A", "US", "U.S.", "iPhone", "McDonald", "1990", "3rd", ".", "Ёлка", "ЁЛКА"]}
+    assert shapes == {"apple": "lower", "Apple": "Title", "A": "Title", "US": "UPPER", "U.S.": "UPPER",
+                      "iPhone": "miXed", "McDonald": "miXed", "1990": "digits", "3rd": "lower", ".": "other",
+                      "Ёлка": "Title", "ЁЛКА": "UPPER"}
+
+
+def test_v2_sees_case_and_drops_words_only_in_training(vectors_dir, tmp_path):
+    fix_random_seed(0)
+    nlp = _pipeline(vectors_dir, **V2)
+    train = _examples(nlp, EWT_TRAIN, 20)
+    optimizer = nlp.initialize(lambda: train)
+    for _ in range(3):
+        assert numpy.isfinite(nlp.update(train, sgd=optimizer)["mimick_tagger"])
+    model = nlp.get_pipe("mimick_tagger").model
+    featurizer = model.get_ref("featurizer")
+    docs = [eg.predicted for eg in train]
+    X_train, _ = featurizer.begin_update(docs)
+    X_pred = featurizer.predict(docs)
+    seen = X_pred.word_ids > 0
+    assert seen.all()  # the training sentences' own words
+    assert 0.3 < (X_train.word_ids == 0).mean() < 0.7  # word_dropout 0.5, only when training
+    # "Zorblax" and "zorblax": same (UNK) vector, neither seen in training, different case class.
+    upper, lower = _scores(nlp, ["Zorblax", "zorblax"])
+    assert not numpy.allclose(upper, lower)
+    v1 = _pipeline(vectors_dir, hidden_width=32)
+    v1.initialize(lambda: train)
+    upper, lower = _scores(v1, ["Zorblax", "zorblax"])
+    numpy.testing.assert_array_equal(upper, lower)
+    # Round trip through disk and bytes.
+    expected = _scores(nlp, docs)
+    nlp.to_disk(tmp_path / "v2")
+    loaded = spacy.load(tmp_path / "v2")
+    assert loaded.get_pipe("mimick_tagger").model.get_ref("featurizer").attrs["case_features"]
+    for a, b in zip(expected, _scores(loaded, docs)):
+        numpy.testing.assert_array_equal(a, b)
+    fresh = _pipeline(vectors_dir, **V2)
+    fresh.get_pipe("mimick_tagger").from_bytes(nlp.get_pipe("mimick_tagger").to_bytes())
+    for a, b in zip(expected, _scores(fresh, docs)):
+        numpy.testing.assert_array_equal(a, b)
+
+
+def test_v2_refuses_bad_word_dropout(vectors_dir):
+    with pytest.raises(ValueError, match="word_dropout must be in"):
+        _pipeline(vectors_dir, **{**V2, "word_dropout": 1.0})
