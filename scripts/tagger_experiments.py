@@ -113,6 +113,10 @@ def setting_text(s: Dict[str, Any]) -> str:
     common = (f"**one seed ({s['seed']})**, " + length + "the configs' Adam "
               "lr 0.005, `batch_by_padded` 400); the model evaluated is `model-best` (best dev score "
               "`0.5·pos_acc + 0.5·attr_micro_f` at an evaluation step). ")
+    if s.get("tagger", "v1") != "v1":
+        common += (f"The tagger is **MimickTagger.{s['tagger']}** (`configs/tagger_<variant>_{s['tagger']}.cfg`: "
+                   "the paper's network plus a case-class input and word dropout, 256-wide BiLSTM), "
+                   "not the paper's network. ")
     timing = ("Tagger trainings ran with `OMP_NUM_THREADS=1` on a shared 2-core CPU machine where other jobs "
               "ran too, so wall times are indicative only.")
     if not s["n_tokens"]:
@@ -279,6 +283,12 @@ def build_docbins(spec: Dict[str, Any], args: argparse.Namespace, lang: str, wor
 
 # --- one language -------------------------------------------------------------------------------
 
+def config_name(variant: str, tagger: str) -> str:
+    """The variant's training config: ``tagger_<variant>.cfg`` (MimickTagger.v1, the paper's
+    network) or ``tagger_<variant>_v2.cfg`` (MimickTagger.v2)."""
+    return f"tagger_{variant}.cfg" if tagger == "v1" else f"tagger_{variant}_{tagger}.cfg"
+
+
 def paper_mimick_spec(spec: Dict[str, Any]) -> Dict[str, Any]:
     """The language's spec with the paper-faithful Mimick model (char BiLSTM, ``--paper``)."""
     return {**spec, "mimick_model": spec["mimick_model"].replace("-default", "-paper"),
@@ -301,7 +311,7 @@ def run_language(lang: str, args: argparse.Namespace) -> None:
         if not args.force and (out / "model-best").is_dir() and info_file.exists():
             print(f"{lang}/{variant}: trained already ({out})")
             continue
-        command = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / f"tagger_{variant}.cfg"),
+        command = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / config_name(variant, args.tagger)),
                    "--output", str(out),
                    "--paths.train", str(files["train"]), "--paths.dev", str(files["dev"]),
                    "--paths.vectors", vectors,
@@ -382,10 +392,10 @@ def pval(p: Optional[float]) -> str:
 
 def collect(args: argparse.Namespace) -> Dict[str, Any]:
     result: Dict[str, Any] = {
-        "settings": {"n_tokens": args.n_tokens, "seed": args.seed, "max_epochs": args.max_epochs,
+        "settings": {"n_tokens": args.n_tokens, "tagger": args.tagger, "seed": args.seed, "max_epochs": args.max_epochs,
                      "eval_frequency": args.eval_frequency, "bootstrap_samples": args.n_samples,
                      "OMP_NUM_THREADS": 1, "python": platform.python_version(), "cpu": platform.processor() or
-                     platform.machine(), "configs": {v: f"configs/tagger_{v}.cfg" for v in VARIANTS}},
+                     platform.machine(), "configs": {v: f"configs/{config_name(v, args.tagger)}" for v in VARIANTS}},
         "languages": {},
     }
     work_dirs = [args.work_dir, *args.also_work_dir]
@@ -591,6 +601,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--paper-mimick", action="store_true",
                         help="Use the paper-faithful Mimick model (models/*-paper, trained with --paper) "
                              "instead of the default one; use another --work-dir")
+    parser.add_argument("--tagger", choices=("v1", "v2"), default="v1",
+                        help="v1: configs/tagger_<variant>.cfg (the paper's network); v2: "
+                             "configs/tagger_<variant>_v2.cfg (MimickTagger.v2); use another --work-dir")
     parser.add_argument("--also-work-dir", action="append", type=Path, default=[],
                         help="Also report the runs of this work dir (e.g. variants trained in parallel "
                              "by another invocation with its own --work-dir)")

@@ -237,7 +237,7 @@ def test_serialization_round_trips(trained, vectors_dir, tmp_path):
         assert [(t.pos_, str(t.morph)) for t in doc_a] == [(t.pos_, str(t.morph)) for t in doc_b]
 
 
-@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both", "mimick_v2"])
+@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both", "mimick_v2", "both_v2"])
 def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
     from spacy.cli.train import train
 
@@ -366,3 +366,14 @@ def test_v2_sees_case_and_drops_words_only_in_training(vectors_dir, tmp_path):
 def test_v2_refuses_bad_word_dropout(vectors_dir):
     with pytest.raises(ValueError, match="word_dropout must be in"):
         _pipeline(vectors_dir, **{**V2, "word_dropout": 1.0})
+
+
+@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
+def test_v2_configs_differ_from_v1_only_in_the_tagger_network(variant):
+    v1 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}.cfg", interpolate=False)
+    v2 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v2.cfg", interpolate=False)
+    model_v1 = v1["components"]["mimick_tagger"].pop("model")
+    model_v2 = v2["components"]["mimick_tagger"].pop("model")
+    assert v1 == v2
+    assert model_v2 == {**model_v1, "@architectures": "spacy_mimick.MimickTagger.v2", "hidden_width": 256,
+                        "case_features": True, "word_dropout": 0.1}
