@@ -124,12 +124,13 @@ def setting_text(s: Dict[str, Any]) -> str:
                                 "` (dev evaluations as in each language's commands below)")
         return ("Setting: the **full training set** (`--corpora.train.n_tokens 0`), " + common +
                 "The paper trained full-data runs for 40 epochs with momentum SGD; Adam converges in fewer, and "
-                f"{min(by_lang.values(), default=s['max_epochs'])} epochs were what the CPU time allowed for the "
-                "larger treebanks (the dev curves in each run's log show whether it was still improving)"
-                + ("; Taiga's training set is a fifth of EWT's, so its runs had the paper's 40 epochs. "
+                f"{min(by_lang.values(), default=s['max_epochs'])} epochs were what the CPU time allowed "
+                "(the dev curves in each run's log show whether it was still improving)"
+                + ("; the Russian runs came later (after the memory fix in the notes below), when the time "
+                   "left allowed the paper's 40 epochs on Taiga's 43,557 tokens. "
                    if by_lang.get("ru", 0) >= 40 and len(set(by_lang.values())) > 1 else ". ") +
                 "The paper's numbers are single runs on UD 1.4; this is a single "
-                "run on the UD 2.x treebank in `../shared/data/ud`. Variants trained two at a time, one per core. "
+                "run on the UD 2.x treebank in `../shared/data/ud`. Variants trained up to two at a time, one per core. "
                 + timing)
     return (f"Setting: N_train = {s['n_tokens']:,} tokens (`--corpora.train.n_tokens {s['n_tokens']}`, the seeded "
             "sentence subsample of `spacy_mimick.ud.subsample_by_tokens`), " + common +
