@@ -140,8 +140,9 @@ def setting_text(s: Dict[str, Any]) -> str:
             "somewhat under-trained alike. The paper averaged five repetitions for its learning curves; this "
             "is a single run, so differences of a few tenths are within seed noise even where a test calls "
             "them significant (the tests compare two fixed models on the test sentences; they do not account "
-            "for training variance). Trainings ran one at a time (the navec Mimick training overlapped the en "
-            "No-Char training). " + timing)
+            "for training variance). Trainings ran one at a time"
+            + (" (the navec Mimick training overlapped the en No-Char training). " if s.get("tagger", "v1") == "v1"
+               else ", beside other jobs. ") + timing)
 
 
 # Scores shown in the tables: (key in evaluate.py's JSON, column title)
