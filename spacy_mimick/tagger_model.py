@@ -252,7 +252,7 @@ def featurize_forward(
     words = model.attrs["words"]
     texts = [token.text for doc in docs for token in doc]
     word_ids = numpy.fromiter((words.get(text, 0) for text in texts), dtype="int64", count=len(texts))
-    if is_train and model.attrs.get("word_dropout", 0.0):
+    if is_train and model.attrs["word_dropout"]:
         word_ids[numpy.random.random_sample(len(word_ids)) < model.attrs["word_dropout"]] = 0
     lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
     width = model.get_dim("nV")
@@ -266,7 +266,7 @@ def featurize_forward(
         char_ids = numpy.zeros((0, 0), dtype="int64")
         char_lengths = numpy.zeros((0,), dtype="int64")
         token_words = numpy.zeros((0,), dtype="int64")
-    if model.attrs.get("case_features"):
+    if model.attrs["case_features"]:
         shapes = numpy.fromiter((word_shape(text) for text in texts), dtype="int64", count=len(texts))
     else:
         shapes = numpy.zeros((0,), dtype="int64")
@@ -348,7 +348,7 @@ def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
         dropout=attrs["dropout"],
         head_sizes=attrs["head_sizes"],
         head_priors=attrs["head_priors"],
-        n_shapes=len(WORD_SHAPES) if attrs.get("case_features") else 0,
+        n_shapes=len(WORD_SHAPES) if attrs["case_features"] else 0,
     )
     wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
     model.layers[:] = [wrapper]
