@@ -102,7 +102,7 @@ def train_name(s: Dict[str, Any]) -> str:
 
 def setting_text(s: Dict[str, Any]) -> str:
     """The paragraph on the training set-up (5K subsample or full data)."""
-    by_lang = s.get("max_epochs_by_lang") or {}
+    by_lang = s["max_epochs_by_lang"]
     if len(set(by_lang.values())) > 1:
         per_lang = ", ".join(f"{lang} {n}" for lang, n in by_lang.items())
         length = (f"a fixed training length for every variant of a language, `--training.max_epochs` {per_lang} "
@@ -113,7 +113,7 @@ def setting_text(s: Dict[str, Any]) -> str:
     common = (f"**one seed ({s['seed']})**, " + length + "the configs' Adam "
               "lr 0.005, `batch_by_padded` 400); the model evaluated is `model-best` (best dev score "
               "`0.5·pos_acc + 0.5·attr_micro_f` at an evaluation step). ")
-    if s.get("tagger", "v1") != "v1":
+    if s["tagger"] != "v1":
         common += (f"The tagger is **MimickTagger.{s['tagger']}** (`configs/tagger_<variant>_{s['tagger']}.cfg`: "
                    "the paper's network plus a case-class input and word dropout, 256-wide BiLSTM), "
                    "not the paper's network. ")
@@ -124,12 +124,10 @@ def setting_text(s: Dict[str, Any]) -> str:
                                 "` (dev evaluations as in each language's commands below)")
         return ("Setting: the **full training set** (`--corpora.train.n_tokens 0`), " + common +
                 "The paper trained full-data runs for 40 epochs with momentum SGD; Adam converges in fewer, and "
-                f"{min(by_lang.values(), default=s['max_epochs'])} epochs were what the CPU time allowed "
-                "(the dev curves in each run's log show whether it was still improving)"
-                + ("; the Russian runs came later (after the memory fix in the notes below), when the time "
-                   "left allowed the paper's 40 epochs on Taiga's 43,557 tokens. "
-                   if by_lang.get("ru", 0) >= 40 and len(set(by_lang.values())) > 1 else ". ") +
-                "The paper's numbers are single runs on UD 1.4; this is a single "
+                + (f"{s['max_epochs']} epochs were" if len(set(by_lang.values())) <= 1 else
+                   "each language's epochs were") +
+                " what the CPU time allowed when it ran (the dev curves in each run's log show whether it was "
+                "still improving). The paper's numbers are single runs on UD 1.4; this is a single "
                 "run on the UD 2.x treebank in `../shared/data/ud`. Variants trained up to two at a time, one per core. "
                 + timing)
     return (f"Setting: N_train = {s['n_tokens']:,} tokens (`--corpora.train.n_tokens {s['n_tokens']}`, the seeded "
@@ -141,7 +139,7 @@ def setting_text(s: Dict[str, Any]) -> str:
             "is a single run, so differences of a few tenths are within seed noise even where a test calls "
             "them significant (the tests compare two fixed models on the test sentences; they do not account "
             "for training variance). Trainings ran one at a time"
-            + (" (the navec Mimick training overlapped the en No-Char training). " if s.get("tagger", "v1") == "v1"
+            + (" (the navec Mimick training overlapped the en No-Char training). " if s["tagger"] == "v1"
                else ", beside other jobs. ") + timing)
 
 
