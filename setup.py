@@ -48,6 +48,7 @@ setup(
             "spacy_mimick.MimickNgram.v1 = spacy_mimick.mimick_model:build_mimick_ngram_v1",
             "spacy_mimick.MimickTagger.v1 = spacy_mimick.tagger_model:build_mimick_tagger_v1",
             "spacy_mimick.MimickTagger.v2 = spacy_mimick.tagger_model:build_mimick_tagger_v2",
+            "spacy_mimick.MimickTagger.v3 = spacy_mimick.tagger_model:build_mimick_tagger_v3",
         ],
         "spacy_scorers": [
             "spacy_mimick.attribute_scorer.v1 = spacy_mimick.scorer:make_attribute_scorer",

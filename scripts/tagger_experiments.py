@@ -110,13 +110,17 @@ def setting_text(s: Dict[str, Any]) -> str:
     else:
         length = (f"a fixed training length of `--training.max_epochs {s['max_epochs']} "
                   f"--training.eval_frequency {s['eval_frequency']}` for every variant and language (")
-    common = (f"**one seed ({s['seed']})**, " + length + "the configs' Adam "
-              "lr 0.005, `batch_by_padded` 400); the model evaluated is `model-best` (best dev score "
+    lr = ("the configs' Adam lr 0.005" if not s.get("lr_decay") else
+          "the configs' Adam, its lr **0.005 decayed linearly to 0** over the run after 300 warm-up steps "
+          "(`--lr-decay`: thinc's `warmup_linear.v1`, total steps = epochs x batches per epoch)")
+    common = (f"**one seed ({s['seed']})**, " + length + lr + ", `batch_by_padded` 400); the model evaluated is `model-best` (best dev score "
               "`0.5·pos_acc + 0.5·attr_micro_f` at an evaluation step). ")
     if s["tagger"] != "v1":
         common += (f"The tagger is **MimickTagger.{s['tagger']}** (`configs/tagger_<variant>_{s['tagger']}.cfg`: "
-                   "the paper's network plus a case-class input and word dropout, 256-wide BiLSTM), "
-                   "not the paper's network. ")
+                   "the paper's network plus a case-class input and word dropout, 256-wide BiLSTM"
+                   + ("; in the Mimick and Both variants also Mimick's prediction for every token, "
+                      "in-vocabulary ones too, as a second input" if s["tagger"] == "v3" else "")
+                   + "), not the paper's network. ")
     timing = ("Tagger trainings ran with `OMP_NUM_THREADS=1` on a shared 2-core CPU machine where other jobs "
               "ran too, so wall times are indicative only.")
     if not s["n_tokens"]:
@@ -285,8 +289,25 @@ def build_docbins(spec: Dict[str, Any], args: argparse.Namespace, lang: str, wor
 
 def config_name(variant: str, tagger: str) -> str:
     """The variant's training config: ``tagger_<variant>.cfg`` (MimickTagger.v1, the paper's
-    network) or ``tagger_<variant>_v2.cfg`` (MimickTagger.v2)."""
+    network) or ``tagger_<variant>_<v2|v3>.cfg`` (MimickTagger.v2, .v3)."""
     return f"tagger_{variant}.cfg" if tagger == "v1" else f"tagger_{variant}_{tagger}.cfg"
+
+
+def batches_per_epoch(config_path: Path, lang: str, overrides: Dict[str, Any]) -> int:
+    """How many updates one epoch of the config's training corpus and batcher makes."""
+    import spacy
+    from spacy.util import load_config, registry
+
+    config = load_config(config_path, overrides=overrides, interpolate=True)
+    batcher = registry.resolve({"batcher": config["training"]["batcher"]})["batcher"]
+    corpus = registry.resolve({"corpus": config["corpora"]["train"]})["corpus"]
+    return sum(1 for _ in batcher(corpus(spacy.blank(lang))))
+
+
+def lr_decay_schedule(n_steps: int) -> str:
+    """Adam's learning rate from 0 to 0.005 in 300 steps, then linearly to 0 at ``n_steps``."""
+    return json.dumps({"@schedules": "warmup_linear.v1", "initial_rate": 0.005,
+                       "warmup_steps": 300, "total_steps": n_steps})
 
 
 def paper_mimick_spec(spec: Dict[str, Any]) -> Dict[str, Any]:
@@ -322,6 +343,12 @@ def run_language(lang: str, args: argparse.Namespace) -> None:
                    "--training.eval_frequency", str(args.eval_frequency)]
         if variant in USES_MIMICK:
             command += ["--paths.mimick_model", str(mimick)]
+        if args.lr_decay:
+            config = ROOT / "configs" / config_name(variant, args.tagger)
+            per_epoch = batches_per_epoch(config, lang, {
+                "paths.train": str(files["train"]), "paths.dev": str(files["dev"]),
+                "corpora.train.n_tokens": args.n_tokens, "system.seed": args.seed})
+            command += ["--training.optimizer.learn_rate", lr_decay_schedule(per_epoch * args.max_epochs)]
         seconds = log.run(f"train-{variant}", command, log_file=work / "logs" / f"train_{variant}.log")
         meta = json.loads((out / "model-best" / "meta.json").read_text(encoding="utf8"))
         perf = meta.get("performance", {})
@@ -392,7 +419,7 @@ def pval(p: Optional[float]) -> str:
 
 def collect(args: argparse.Namespace) -> Dict[str, Any]:
     result: Dict[str, Any] = {
-        "settings": {"n_tokens": args.n_tokens, "tagger": args.tagger, "seed": args.seed, "max_epochs": args.max_epochs,
+        "settings": {"n_tokens": args.n_tokens, "tagger": args.tagger, "lr_decay": args.lr_decay, "seed": args.seed, "max_epochs": args.max_epochs,
                      "eval_frequency": args.eval_frequency, "bootstrap_samples": args.n_samples,
                      "OMP_NUM_THREADS": 1, "python": platform.python_version(), "cpu": platform.processor() or
                      platform.machine(), "configs": {v: f"configs/{config_name(v, args.tagger)}" for v in VARIANTS}},
@@ -601,9 +628,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--paper-mimick", action="store_true",
                         help="Use the paper-faithful Mimick model (models/*-paper, trained with --paper) "
                              "instead of the default one; use another --work-dir")
-    parser.add_argument("--tagger", choices=("v1", "v2"), default="v1",
-                        help="v1: configs/tagger_<variant>.cfg (the paper's network); v2: "
-                             "configs/tagger_<variant>_v2.cfg (MimickTagger.v2); use another --work-dir")
+    parser.add_argument("--tagger", choices=("v1", "v2", "v3"), default="v1",
+                        help="v1: configs/tagger_<variant>.cfg (the paper's network); v2, v3: "
+                             "configs/tagger_<variant>_<v2|v3>.cfg (MimickTagger.v2, .v3); use another --work-dir")
+    parser.add_argument("--lr-decay", action="store_true",
+                        help="Decay Adam's learning rate linearly to 0 over the run (after 300 warm-up steps) "
+                             "instead of the configs' constant 0.005")
     parser.add_argument("--also-work-dir", action="append", type=Path, default=[],
                         help="Also report the runs of this work dir (e.g. variants trained in parallel "
                              "by another invocation with its own --work-dir)")

@@ -24,6 +24,11 @@ information (docs/beyond_mimick.md: Stanford Rare Word 34 -> 36 with half the Gl
 SimLex-999/MEN/WS-353, whose words are frequent, unchanged). The table is changed in place, so
 the pipeline saves the refined vectors.
 
+Opt-in ``predict_all``: Mimick also predicts the tokens that have a pretrained vector, and the
+predictions of all tokens go to ``doc.user_data["spacy_mimick.spelling_vectors"]``, where
+``MimickTagger.v3`` reads them as a spelling input (``mimick_features``). Token vectors do not
+change.
+
 floret vectors (``vectors.mode == "floret"``) already give every string a vector from its
 subwords, so there is nothing to predict: the component then leaves docs unchanged.
 """
@@ -42,7 +47,7 @@ from spacy.vectors import Mode
 from spacy.vocab import Vocab
 
 from .mimick_model import MimickModel, MimickModelError
-from .token_vectors import OOV_VECTORS_KEY, get_oov_table
+from .token_vectors import OOV_VECTORS_KEY, SPELLING_VECTORS_KEY, get_oov_table
 
 
 def _token_vector(token: Token) -> numpy.ndarray:
@@ -97,17 +102,24 @@ if not Token.has_extension("mimick_vector"):
     "mimick_vectors",
     default_config={
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
-        "batch_size": 1000, "refine_rare": 0.0,
+        "batch_size": 1000, "refine_rare": 0.0, "predict_all": False,
     },
 )
 def make_mimick_vectors(
     nlp: Language, name: str, lowercase_backoff: bool, cache_size: int,
-    add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0,
+    add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0, predict_all: bool = False,
 ) -> "MimickVectors":
-    """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``."""
+    """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``.
+
+    predict_all (bool): Also predict a vector for every token that has a pretrained one and
+        store the predictions of all tokens in ``doc.user_data["spacy_mimick.spelling_vectors"]``
+        (``{form: vector}``). Token vectors are unchanged; this is the input of
+        ``MimickTagger.v3``'s ``mimick_features``. Each form is predicted once and cached.
+    """
     return MimickVectors(
         nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
         add_to_vectors=add_to_vectors, batch_size=batch_size, refine_rare=refine_rare,
+        predict_all=predict_all,
     )
 
 
@@ -158,7 +170,7 @@ class MimickVectors(Pipe):
     def __init__(
         self, vocab: Vocab, name: str = "mimick_vectors", *, lowercase_backoff: bool = True,
         cache_size: int = 100_000, add_to_vectors: bool = False, batch_size: int = 1000,
-        refine_rare: float = 0.0, model: Optional[MimickModel] = None,
+        refine_rare: float = 0.0, predict_all: bool = False, model: Optional[MimickModel] = None,
     ):
         if not 0 <= refine_rare < 1:
             raise ValueError(f"[{name}] refine_rare is a share of the table's rows in [0, 1), got {refine_rare}")
@@ -168,6 +180,7 @@ class MimickVectors(Pipe):
         self.cfg = {
             "lowercase_backoff": lowercase_backoff, "cache_size": cache_size,
             "add_to_vectors": add_to_vectors, "batch_size": batch_size, "refine_rare": refine_rare,
+            "predict_all": predict_all,
         }
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
 
@@ -252,18 +265,30 @@ class MimickVectors(Pipe):
                 forms.append(form)
                 if form in needed:
                     continue
-                cached = self._cache.get(form)
-                if cached is not None:
-                    self._cache.move_to_end(form)
-                elif backoff and token.lower in key2row:
+                cached = self._cached(form)
+                if cached is None and backoff and token.lower in key2row:
                     cached = self.vocab.vectors[token.lower]
                 needed[form] = cached
             per_doc.append(forms)
-        missing = [form for form, vec in needed.items() if vec is None]
+        # The cache holds Mimick's own predictions (never lowercase-backoff rows), so
+        # predict_all can read the OOV forms' predictions from it too.
+        spelling: Dict[str, Optional[numpy.ndarray]] = {}
+        if self.cfg["predict_all"]:
+            for doc in docs:
+                for token in doc:
+                    if token.text not in spelling:
+                        spelling[token.text] = self._cached(token.text)
+        missing = list(dict.fromkeys(
+            [form for form, vec in needed.items() if vec is None]
+            + [form for form, vec in spelling.items() if vec is None]
+        ))
         if missing:
             predicted = model.predict(missing)
             for form, vector in zip(missing, predicted):
-                needed[form] = vector
+                if form in needed and needed[form] is None:
+                    needed[form] = vector
+                if form in spelling:
+                    spelling[form] = vector
                 self._remember(form, vector)
         if self.cfg["add_to_vectors"]:
             for form, vector in needed.items():
@@ -272,8 +297,16 @@ class MimickVectors(Pipe):
             table = dict(get_oov_table(doc))
             table.update((form, needed[form]) for form in forms)
             doc.user_data[OOV_VECTORS_KEY] = table
+            if spelling:
+                doc.user_data[SPELLING_VECTORS_KEY] = {token.text: spelling[token.text] for token in doc}
             restore_vector_hooks(doc)
         return docs
+
+    def _cached(self, form: str) -> Optional[numpy.ndarray]:
+        vector = self._cache.get(form)
+        if vector is not None:
+            self._cache.move_to_end(form)
+        return vector
 
     def _remember(self, form: str, vector: numpy.ndarray) -> None:
         size = self.cfg["cache_size"]

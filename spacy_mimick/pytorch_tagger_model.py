@@ -67,6 +67,7 @@ class MimickTaggerNet(nn.Module):
         head_sizes: Sequence[int],
         head_priors: Optional[Sequence[Sequence[float]]] = None,
         n_shapes: int = 0,
+        spelling_width: int = 0,
     ):
         super().__init__()
         if hidden_width % 2:
@@ -90,6 +91,9 @@ class MimickTaggerNet(nn.Module):
         # Case classes as a one-hot beside the word input (MimickTagger.v2); 0 turns it off.
         self.n_shapes = n_shapes
         input_width += n_shapes
+        # Mimick's (frozen) prediction for every token beside its word vector (MimickTagger.v3).
+        self.spelling_width = spelling_width
+        input_width += spelling_width
         self.dropout = nn.Dropout(dropout)
         self.lstm = nn.LSTM(
             input_width,
@@ -127,6 +131,7 @@ class MimickTaggerNet(nn.Module):
         char_lengths: torch.Tensor,
         token_words: torch.Tensor,
         shapes: Optional[torch.Tensor] = None,
+        spelling: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """Score every token of a batch of sequences.
 
@@ -136,6 +141,7 @@ class MimickTaggerNet(nn.Module):
         char_ids, char_lengths: the unique words of the batch as padded character ids.
         token_words: (n_tokens,) row of each token in char_ids.
         shapes: (n_tokens,) case class of each token, used when ``n_shapes`` > 0.
+        spelling: (n_tokens, spelling_width) Mimick predictions, used when ``spelling_width`` > 0.
         RETURNS: (n_tokens, sum(head_sizes)) unnormalised scores, heads side by side.
         """
         if self.word_embed is not None:
@@ -149,6 +155,8 @@ class MimickTaggerNet(nn.Module):
         if self.n_shapes:
             one_hot = nn.functional.one_hot(shapes, self.n_shapes).to(words.dtype)
             words = torch.cat((words, one_hot), dim=-1)
+        if self.spelling_width:
+            words = torch.cat((words, spelling), dim=-1)
         hidden = self._encode(self.dropout(words), lengths)
         return torch.cat([head(hidden) for head in self.heads], dim=-1)
 

@@ -210,6 +210,13 @@ class MimickTagger(TrainablePipe):
         doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
         if not doc_sample:
             raise ValueError(Errors.E923.format(name=self.name))
+        if self.model.get_ref("featurizer").attrs["mimick_features"] and nlp is not None:
+            # The sample goes through the featurizer, which needs the Mimick predictions
+            # that the components before this one (mimick_vectors) add.
+            for name, proc in nlp.pipeline:
+                if name == self.name:
+                    break
+                doc_sample = list(proc.pipe(doc_sample))
         self.model.initialize(X=doc_sample)
 
     def _value_index(self) -> List[Dict[str, int]]:

@@ -24,7 +24,7 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain, torch2xp, xp2
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
-from .token_vectors import doc_vectors
+from .token_vectors import doc_vectors, spelling_vectors
 
 # Case classes of MimickTagger.v2's case_features (see word_shape).
 WORD_SHAPES = ("lower", "Title", "UPPER", "miXed", "digits", "other")
@@ -45,6 +45,7 @@ class TaggerInputs:
     char_lengths: numpy.ndarray  # (n_unique_words,) int64
     token_words: numpy.ndarray  # (n_tokens,) int64, row of each token in char_ids
     shapes: numpy.ndarray  # (n_tokens,) int64 case class (WORD_SHAPES), or (0,) when unused
+    spelling: numpy.ndarray  # (n_tokens, nV) float32 Mimick prediction, or (n_tokens, 0) when unused
 
 
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v1")
@@ -87,6 +88,7 @@ def build_mimick_tagger_v1(
         hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
         lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
         char_embed=char_embed, char_hidden=char_hidden, case_features=False, word_dropout=0.0,
+        mimick_features=False,
     )
 
 
@@ -120,14 +122,51 @@ def build_mimick_tagger_v2(
         hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
         lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
         char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
-        word_dropout=word_dropout,
+        word_dropout=word_dropout, mimick_features=False,
+    )
+
+
+@spacy.registry.architectures("spacy_mimick.MimickTagger.v3")
+def build_mimick_tagger_v3(
+    hidden_width: int = 256,
+    depth: int = 2,
+    dropout: float = 0.5,
+    fine_tune: bool = True,
+    lowercase_backoff: bool = True,
+    unk_key: str = "<UNK>",
+    word_width: int = 64,
+    char_embed: int = 0,
+    char_hidden: int = 128,
+    case_features: bool = True,
+    word_dropout: float = 0.1,
+    mimick_features: bool = True,
+) -> Model[List[Doc], List[Floats2d]]:
+    """``MimickTagger.v2`` plus Mimick's prediction for *every* token as a second input.
+
+    mimick_features (bool): Beside each token's word vector, give the BiLSTM the vector that
+        the (frozen) Mimick model predicts from the token's spelling, for in-vocabulary
+        tokens too. In the paper's Mimick variant a word with a pretrained vector shows the
+        tagger nothing of its spelling; this input carries the spelling information that
+        Mimick learned from the whole embedding vocabulary (suffixes, capitalisation-free
+        shape), without a character model trained on the tagging data. It needs
+        ``mimick_vectors`` with ``predict_all = true`` earlier in the pipeline (listed in
+        ``[training] annotating_components``) and static vectors (Mimick predicts their
+        width). With ``mimick_features = false`` this is ``MimickTagger.v2``.
+
+    The other settings are v2's.
+    """
+    return _build_mimick_tagger(
+        hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
+        lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
+        char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
+        word_dropout=word_dropout, mimick_features=mimick_features,
     )
 
 
 def _build_mimick_tagger(
     *, hidden_width: int, depth: int, dropout: float, fine_tune: bool, lowercase_backoff: bool,
     unk_key: str, word_width: int, char_embed: int, char_hidden: int, case_features: bool,
-    word_dropout: float,
+    word_dropout: float, mimick_features: bool,
 ) -> Model[List[Doc], List[Floats2d]]:
     if not 0.0 <= word_dropout < 1.0:
         raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
@@ -144,6 +183,7 @@ def _build_mimick_tagger(
             "use_chars": char_embed > 0,
             "case_features": case_features,
             "word_dropout": word_dropout,
+            "mimick_features": mimick_features,
         },
     )
     net: Model[TaggerInputs, List[Floats2d]] = Model(
@@ -162,6 +202,7 @@ def _build_mimick_tagger(
             "char_embed": char_embed,
             "char_hidden": char_hidden,
             "case_features": case_features,
+            "mimick_features": mimick_features,
         },
     )
     model = chain(featurizer, net)
@@ -270,7 +311,18 @@ def featurize_forward(
         shapes = numpy.fromiter((word_shape(text) for text in texts), dtype="int64", count=len(texts))
     else:
         shapes = numpy.zeros((0,), dtype="int64")
-    inputs = TaggerInputs(lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes)
+    if model.attrs["mimick_features"]:
+        if not width:
+            raise ValueError(
+                "mimick_tagger: mimick_features needs static vectors (Mimick predicts their "
+                "width), but the pipeline has none"
+            )
+        spelling = numpy.concatenate([spelling_vectors(doc, width) for doc in docs])
+    else:
+        spelling = numpy.zeros((len(texts), 0), dtype="float32")
+    inputs = TaggerInputs(
+        lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling
+    )
     return inputs, lambda d_inputs: []
 
 
@@ -349,6 +401,7 @@ def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
         head_sizes=attrs["head_sizes"],
         head_priors=attrs["head_priors"],
         n_shapes=len(WORD_SHAPES) if attrs["case_features"] else 0,
+        spelling_width=model.get_dim("nV") if attrs["mimick_features"] else 0,
     )
     wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
     model.layers[:] = [wrapper]
@@ -365,7 +418,10 @@ def _convert_inputs(
 ) -> Tuple[ArgsKwargs, Callable]:
     args = tuple(
         torch.from_numpy(array)
-        for array in (X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words, X.shapes)
+        for array in (
+            X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words,
+            X.shapes, X.spelling,
+        )
     )
     # The inputs are data, not parameters: nothing flows back into the featurizer.
     return ArgsKwargs(args=args, kwargs={}), lambda d_inputs: []

@@ -13,11 +13,45 @@ from spacy.tokens import Doc
 from spacy.vectors import Mode
 
 OOV_VECTORS_KEY = "spacy_mimick.oov_vectors"
+# Mimick's prediction for every token form, in-vocabulary ones too (``mimick_vectors`` with
+# ``predict_all``): the spelling input of MimickTagger.v3's ``mimick_features``.
+SPELLING_VECTORS_KEY = "spacy_mimick.spelling_vectors"
 
 
 def get_oov_table(doc: Doc) -> Dict[str, numpy.ndarray]:
     """The Mimick predictions stored on ``doc`` ({} when there are none)."""
     return doc.user_data.get(OOV_VECTORS_KEY, {})
+
+
+def spelling_vectors(doc: Doc, width: int) -> numpy.ndarray:
+    """Mimick's prediction for each token of ``doc``, float32 (n_tokens, width).
+
+    Raises ValueError when ``doc`` has none (no ``mimick_vectors`` with ``predict_all`` ran
+    on it), a token's form is missing, or the width differs, rather than feeding zeros or
+    wrong columns to a model trained on them.
+    """
+    if len(doc) == 0:
+        return numpy.zeros((0, width), dtype="float32")
+    table = doc.user_data.get(SPELLING_VECTORS_KEY)
+    if table is None:
+        raise ValueError(
+            "this Doc has no Mimick predictions for its in-vocabulary tokens: put "
+            "mimick_vectors with predict_all = true before the component that needs them "
+            "(and, in training, list it in [training] annotating_components)"
+        )
+    try:
+        out = numpy.stack([table[token.text] for token in doc]).astype("float32", copy=False)
+    except KeyError as err:
+        raise ValueError(
+            f"no Mimick prediction stored for the token {err.args[0]!r} (was the Doc "
+            f"retokenized after mimick_vectors?)"
+        ) from None
+    if out.shape[1] != width:
+        raise ValueError(
+            f"the Doc's Mimick predictions are {out.shape[1]}-d, expected {width}-d "
+            f"(a Mimick model trained on other vectors?)"
+        )
+    return out
 
 
 def doc_vectors(doc: Doc) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:

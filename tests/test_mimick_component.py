@@ -208,3 +208,33 @@ def test_refine_rare_leaves_rows_without_strings_and_warns(nlp_glove, tiny_mimic
 def test_refine_rare_must_be_a_share(nlp_glove):
     with pytest.raises(ValueError, match="refine_rare"):
         nlp_glove.add_pipe("mimick_vectors", config={"refine_rare": 1.5})
+
+
+def test_predict_all_stores_every_tokens_prediction_and_leaves_vectors_alone(nlp_glove, tiny_mimick):
+    from spacy_mimick.token_vectors import SPELLING_VECTORS_KEY, spelling_vectors
+
+    nlp_glove.add_pipe("mimick_vectors", config={"predict_all": True})
+    nlp_glove.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    plain = spacy.blank("en", vocab=nlp_glove.vocab)
+    plain.add_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    doc, doc_plain = nlp_glove(TEXT), plain(TEXT)
+    assert SPELLING_VECTORS_KEY not in doc_plain.user_data
+    model = MimickModel.from_disk(tiny_mimick)
+    width = nlp_glove.vocab.vectors.shape[1]
+    numpy.testing.assert_allclose(
+        spelling_vectors(doc, width), model.predict([t.text for t in doc]), atol=1e-6
+    )
+    # In-vocabulary tokens get a prediction too, but keep their table vector.
+    the = doc[-1]  # "."
+    assert the.orth in nlp_glove.vocab.vectors
+    numpy.testing.assert_array_equal(the.vector, nlp_glove.vocab.vectors[the.orth])
+    for a, b in zip(doc, doc_plain):
+        numpy.testing.assert_array_equal(a.vector, b.vector)
+    # Survives DocBin; a doc without it, or with the wrong width, is a clear error.
+    back = next(DocBin(docs=[doc], store_user_data=True).get_docs(nlp_glove.vocab))
+    numpy.testing.assert_array_equal(spelling_vectors(back, width), spelling_vectors(doc, width))
+    with pytest.raises(ValueError, match="predict_all = true"):
+        spelling_vectors(doc_plain, width)
+    with pytest.raises(ValueError, match="expected 7-d"):
+        spelling_vectors(doc, 7)
+    assert spelling_vectors(nlp_glove(""), width).shape == (0, width)

@@ -237,7 +237,9 @@ def test_serialization_round_trips(trained, vectors_dir, tmp_path):
         assert [(t.pos_, str(t.morph)) for t in doc_a] == [(t.pos_, str(t.morph)) for t in doc_b]
 
 
-@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both", "mimick_v2", "both_v2"])
+@pytest.mark.parametrize(
+    "variant", ["nochar", "mimick", "chartag", "both", "mimick_v2", "both_v2", "mimick_v3", "both_v3"]
+)
 def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
     from spacy.cli.train import train
 
@@ -377,3 +379,89 @@ def test_v2_configs_differ_from_v1_only_in_the_tagger_network(variant):
     assert v1 == v2
     assert model_v2 == {**model_v1, "@architectures": "spacy_mimick.MimickTagger.v2", "hidden_width": 256,
                         "case_features": True, "word_dropout": 0.1}
+
+
+V3 = {"@architectures": "spacy_mimick.MimickTagger.v3", "hidden_width": 32}
+
+
+def _v3_pipeline(vectors_dir, tiny_mimick, **model_cfg):
+    nlp = spacy.load(vectors_dir)
+    nlp.add_pipe("mimick_vectors", config={"predict_all": True})
+    nlp.add_pipe("mimick_tagger", config={"model": {**V3, **model_cfg}})
+    nlp.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    return nlp
+
+
+def test_v3_feeds_mimick_predictions_of_every_token(vectors_dir, tiny_mimick, tmp_path):
+    from spacy_mimick.mimick_model import MimickModel
+    from spacy_mimick.token_vectors import SPELLING_VECTORS_KEY
+
+    fix_random_seed(0)
+    nlp = _v3_pipeline(vectors_dir, tiny_mimick)
+    train = _examples(nlp, EWT_TRAIN, 20)
+    optimizer = nlp.initialize(lambda: train)  # the tagger's sample passes mimick_vectors first
+    for _ in range(3):
+        losses = nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])
+        assert numpy.isfinite(losses["mimick_tagger"])
+    tagger = nlp.get_pipe("mimick_tagger")
+    net = tagger.model.get_ref("net").layers[0].shims[0]._model
+    width = nlp.vocab.vectors.shape[1]
+    assert net.spelling_width == width
+    doc = nlp("the cat sat .")
+    X = tagger.model.get_ref("featurizer").predict([doc])
+    expected = MimickModel.from_disk(tiny_mimick).predict(["the", "cat", "sat", "."])
+    numpy.testing.assert_allclose(X.spelling, expected, atol=1e-6)
+    numpy.testing.assert_array_equal(X.vectors[0], nlp.vocab.get_vector("the"))  # unchanged
+    # The spelling input changes the scores of an in-vocabulary word.
+    changed = nlp.make_doc("the cat sat .")
+    nlp.get_pipe("mimick_vectors")(changed)
+    changed.user_data[SPELLING_VECTORS_KEY]["cat"] = expected[0]
+    a, b = tagger.model.predict([doc, changed])
+    assert not numpy.allclose(a[1], b[1])
+    # Without mimick_vectors in front: a clear error, not zeros.
+    with pytest.raises(ValueError, match="predict_all = true"):
+        tagger(nlp.make_doc("the cat sat ."))
+    # Round trips.
+    texts = ["The zorblaxian cat sat on the mat .", "Dogs bark ."]
+    expected_tags = [[(t.pos_, str(t.morph)) for t in d] for d in nlp.pipe(texts)]
+    nlp.to_disk(tmp_path / "v3")
+    loaded = spacy.load(tmp_path / "v3")
+    assert loaded.get_pipe("mimick_vectors").cfg["predict_all"]
+    assert [[(t.pos_, str(t.morph)) for t in d] for d in loaded.pipe(texts)] == expected_tags
+    docs = [nlp(t) for t in texts]
+    fresh = _v3_pipeline(vectors_dir, tiny_mimick)
+    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
+    for x, y in zip(tagger.model.predict(docs), fresh.get_pipe("mimick_tagger").model.predict(docs)):
+        numpy.testing.assert_array_equal(x, y)
+
+
+def test_v3_without_mimick_features_is_v2(vectors_dir):
+    fix_random_seed(0)
+    nlp = _pipeline(vectors_dir, **{**V3, "mimick_features": False})
+    train = _examples(nlp, EWT_TRAIN, 10)
+    nlp.initialize(lambda: train)
+    tagger = nlp.get_pipe("mimick_tagger")
+    assert tagger.model.get_ref("net").layers[0].shims[0]._model.spelling_width == 0
+    assert tagger(nlp.make_doc("the cat sat .")).has_annotation("POS")
+
+
+def test_v3_needs_static_vectors():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mimick_tagger", config={"model": V3})
+    ref = Doc(nlp.vocab, words=["a", "b"], pos=["DET", "NOUN"])
+    with pytest.raises(ValueError, match="needs static vectors"):
+        nlp.initialize(lambda: [Example(nlp.make_doc("a b"), ref)])
+
+
+@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
+def test_v3_configs_differ_from_v2_only_in_mimick_features(variant):
+    v2 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v2.cfg", interpolate=False)
+    v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
+    uses_mimick = variant in ("mimick", "both")
+    model_v2 = v2["components"]["mimick_tagger"].pop("model")
+    model_v3 = v3["components"]["mimick_tagger"].pop("model")
+    assert model_v3 == {**model_v2, "@architectures": "spacy_mimick.MimickTagger.v3",
+                        "mimick_features": uses_mimick}
+    if uses_mimick:
+        assert v3["components"]["mimick_vectors"].pop("predict_all") is True
+    assert v2 == v3
