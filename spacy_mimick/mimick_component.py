@@ -265,10 +265,12 @@ class MimickVectors(Pipe):
                 forms.append(form)
                 if form in needed:
                     continue
-                cached = self._cached(form)
-                if cached is None and backoff and token.lower in key2row:
-                    cached = self.vocab.vectors[token.lower]
-                needed[form] = cached
+                # The backoff row comes first: the cache may also hold this form's Mimick
+                # prediction (predict_all caches every form), which must not replace it.
+                if backoff and token.lower in key2row:
+                    needed[form] = self.vocab.vectors[token.lower]
+                else:
+                    needed[form] = self._cached(form)
             per_doc.append(forms)
         # The cache holds Mimick's own predictions (never lowercase-backoff rows), so
         # predict_all can read the OOV forms' predictions from it too.

@@ -238,3 +238,15 @@ def test_predict_all_stores_every_tokens_prediction_and_leaves_vectors_alone(nlp
     with pytest.raises(ValueError, match="expected 7-d"):
         spelling_vectors(doc, 7)
     assert spelling_vectors(nlp_glove(""), width).shape == (0, width)
+
+
+def test_predict_all_keeps_the_lowercase_backoff_whatever_the_cache_holds(nlp_glove, tiny_mimick):
+    """predict_all caches Mimick's prediction of "The"; "The" must still get the row of "the"."""
+    nlp_glove.add_pipe("mimick_vectors", config={"predict_all": True})
+    nlp_glove.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    assert nlp_glove.vocab.strings.add("The") not in nlp_glove.vocab.vectors  # OOV, "the" is not
+    first, second = nlp_glove("The cat ."), nlp_glove("The cat .")
+    assert "The" in nlp_glove.get_pipe("mimick_vectors")._cache
+    for doc in (first, second):
+        numpy.testing.assert_array_equal(doc[0].vector, nlp_glove.vocab.vectors[nlp_glove.vocab.strings["the"]])
+    numpy.testing.assert_array_equal(first.user_data[OOV_VECTORS_KEY]["The"], second.user_data[OOV_VECTORS_KEY]["The"])
