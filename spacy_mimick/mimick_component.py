@@ -254,11 +254,17 @@ class MimickVectors(Pipe):
         key2row = self.vocab.vectors.key2row
         strings = self.vocab.strings
         backoff = self.cfg["lowercase_backoff"]
+        predict_all = self.cfg["predict_all"]
         needed: Dict[str, Optional[numpy.ndarray]] = {}
+        # The cache holds Mimick's own predictions (never lowercase-backoff rows), so
+        # predict_all reads every form's prediction from it.
+        spelling: Dict[str, Optional[numpy.ndarray]] = {}
         per_doc: List[List[str]] = []
         for doc in docs:
             forms = []
             for token in doc:
+                if predict_all and token.text not in spelling:
+                    spelling[token.text] = self._cached(token.text)
                 if token.orth in key2row:
                     continue
                 form = token.text
@@ -272,14 +278,6 @@ class MimickVectors(Pipe):
                 else:
                     needed[form] = self._cached(form)
             per_doc.append(forms)
-        # The cache holds Mimick's own predictions (never lowercase-backoff rows), so
-        # predict_all can read the OOV forms' predictions from it too.
-        spelling: Dict[str, Optional[numpy.ndarray]] = {}
-        if self.cfg["predict_all"]:
-            for doc in docs:
-                for token in doc:
-                    if token.text not in spelling:
-                        spelling[token.text] = self._cached(token.text)
         missing = list(dict.fromkeys(
             [form for form, vec in needed.items() if vec is None]
             + [form for form, vec in spelling.items() if vec is None]
