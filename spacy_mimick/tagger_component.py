@@ -216,7 +216,9 @@ class MimickTagger(TrainablePipe):
             for name, proc in nlp.pipeline:
                 if name == self.name:
                     break
-                doc_sample = list(proc.pipe(doc_sample))
+                # Function components have no pipe method.
+                doc_sample = (list(proc.pipe(doc_sample)) if hasattr(proc, "pipe")
+                              else [proc(doc) for doc in doc_sample])
         self.model.initialize(X=doc_sample)
 
     def _value_index(self) -> List[Dict[str, int]]:

@@ -465,3 +465,20 @@ def test_v3_configs_differ_from_v2_only_in_mimick_features(variant):
     if uses_mimick:
         assert v3["components"]["mimick_vectors"].pop("predict_all") is True
     assert v2 == v3
+
+
+def test_v3_initializes_behind_a_function_component(vectors_dir, tiny_mimick):
+    from spacy.language import Language
+
+    @Language.component("spacy_mimick_test_identity")
+    def identity(doc):
+        return doc
+
+    nlp = spacy.load(vectors_dir)
+    nlp.add_pipe("spacy_mimick_test_identity")
+    nlp.add_pipe("mimick_vectors", config={"predict_all": True})
+    nlp.add_pipe("mimick_tagger", config={"model": V3})
+    nlp.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    train = _examples(nlp, EWT_TRAIN, 10)
+    nlp.initialize(lambda: train)
+    assert nlp("the cat sat .").has_annotation("POS")
