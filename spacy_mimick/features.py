@@ -7,7 +7,7 @@ random rows, see NOTES.md).
 """
 import unicodedata
 from collections import Counter
-from typing import Dict, Iterable, List, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 
@@ -15,13 +15,28 @@ PAD, UNK, BOW, EOW = 0, 1, 2, 3
 SPECIALS = ["<pad>", "<unk>", "<w>", "</w>"]
 
 
-def normalize_word(word: str) -> str:
-    """NFC-normalise a word so that composed and decomposed spellings share characters."""
+def normalize_word(word: str, form: Optional[str] = "NFC") -> str:
+    """NFC-normalise a word so that composed and decomposed spellings share characters.
+
+    ``form=None`` only validates the word (converted release models read characters as the
+    original did, see ``CharVocab``).
+    """
     if not isinstance(word, str):
         raise TypeError(f"expected a word as str, got {type(word).__name__}: {word!r}")
     if word == "":
         raise ValueError("cannot embed the empty string: a word needs at least one character")
-    return unicodedata.normalize("NFC", word)
+    return unicodedata.normalize(form, word) if form else word
+
+
+# Ways a CharVocab may map a character it has no row for to a similar known one before UNK
+# (see CharVocab.similar_char).
+UNSEEN_RULES = ("swapcase", "nfkd_base")
+
+
+def nfkd_base(char: str) -> str:
+    """The character without its accents and compatibility decoration ("é" -> "e",
+    "ｅ" -> "e"); may be empty (a lone combining mark) or longer than one character ("ﬁ")."""
+    return "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
 
 
 def clip_word(word: str, max_chars: int) -> str:
@@ -38,11 +53,45 @@ def clip_word(word: str, max_chars: int) -> str:
 
 
 class CharVocab:
-    """Character -> id, with PAD, UNK and word-boundary symbols."""
+    """Character -> id, with PAD, UNK and word-boundary symbols.
 
-    def __init__(self, chars: Sequence[str]):
+    normalize: the Unicode form words are brought to before lookup ("NFC", the default of
+        every trained model), or None to read characters as they come. Converted release
+        models (``original_release``) use None: the original did not normalise, and its
+        alphabets hold characters that NFC changes (Hindi's precomposed nukta letters, which
+        NFC decomposes; Hebrew's ohm sign).
+    unseen: rules tried in order for a character with no row before it falls back to UNK
+        (``UNSEEN_RULES``): "swapcase" (the other case, if it is one character with a row),
+        "nfkd_base" (the character without accents/compatibility decoration, then that
+        base's other case). Empty (the default) for trained models, whose UNK row is
+        trained on rare characters.
+    """
+
+    def __init__(self, chars: Sequence[str], normalize: Optional[str] = "NFC",
+                 unseen: Sequence[str] = ()):
+        unknown = [rule for rule in unseen if rule not in UNSEEN_RULES]
+        if unknown:
+            raise ValueError(f"unknown unseen-character rules {unknown}: expected some of {UNSEEN_RULES}")
+        if normalize not in (None, "NFC", "NFD", "NFKC", "NFKD"):
+            raise ValueError(f"normalize must be None or a Unicode form (NFC, NFD, NFKC, NFKD), got {normalize!r}")
         self.chars = list(chars)
+        self.normalize = normalize
+        self.unseen = tuple(unseen)
         self.index: Dict[str, int] = {c: i + len(SPECIALS) for i, c in enumerate(self.chars)}
+
+    def similar_char(self, char: str) -> int:
+        """The id of ``char``'s stand-in under the ``unseen`` rules, else UNK."""
+        get = self.index.get
+        for rule in self.unseen:
+            if rule == "swapcase":
+                candidates = [char.swapcase()]
+            else:  # nfkd_base
+                base = nfkd_base(char)
+                candidates = [base, base.swapcase()]
+            for cand in candidates:
+                if len(cand) == 1 and cand in self.index:
+                    return get(cand)
+        return UNK
 
     @classmethod
     def build(cls, words: Iterable[str], min_count: int = 1) -> "CharVocab":
@@ -57,16 +106,24 @@ class CharVocab:
         return len(self.chars) + len(SPECIALS)
 
     def encode(self, word: str, max_chars: int) -> List[int]:
-        word = clip_word(normalize_word(word), max_chars)
+        word = clip_word(normalize_word(word, self.normalize), max_chars)
         get = self.index.get
+        if self.unseen:
+            return [BOW] + [get(c) or self.similar_char(c) for c in word] + [EOW]
         return [BOW] + [get(c, UNK) for c in word] + [EOW]
 
     def to_json(self) -> Dict:
-        return {"chars": self.chars}
+        data: Dict = {"chars": self.chars}
+        # Written only when not the default, so existing models' files stay as they were.
+        if self.normalize != "NFC":
+            data["normalize"] = self.normalize
+        if self.unseen:
+            data["unseen"] = list(self.unseen)
+        return data
 
     @classmethod
     def from_json(cls, data: Dict) -> "CharVocab":
-        return cls(data["chars"])
+        return cls(data["chars"], normalize=data.get("normalize", "NFC"), unseen=data.get("unseen", ()))
 
 
 def encode_chars(

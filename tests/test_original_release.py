@@ -1,0 +1,329 @@
+"""The original MIMICK release's 23 models, converted (spacy_mimick/original_release.py)."""
+import functools
+import os
+import pickle
+import tarfile
+import unicodedata
+
+import numpy
+import pytest
+from typer.testing import CliRunner
+
+from conftest import SHARED_DATA
+from spacy_mimick.cli import app
+from spacy_mimick.features import BOW, EOW, PAD, UNK
+from spacy_mimick.mimick_model import MimickModel
+from spacy_mimick.original_release import (
+    OriginalReleaseError, load_original_release, max_reference_diff, parse_c2i,
+    parse_dynet_text, read_reference,
+)
+
+RELEASE = SHARED_DATA / "original_mimick"
+LANGS = "ar bg cs da el en es eu fa he hi hu id it kk lv ro ru sv ta tr vi zh".split()
+TOLERANCE = 1e-4
+runner = CliRunner()
+
+
+@functools.lru_cache(maxsize=None)
+def release_model(lang: str) -> MimickModel:
+    """Each language is converted once per test session."""
+    return load_original_release(RELEASE / f"{lang}-lstm-est.tar.gz")
+
+
+@functools.lru_cache(maxsize=None)
+def release_parts(lang: str):
+    """(bin bytes, c2i bytes) of a released tarball."""
+    with tarfile.open(RELEASE / f"{lang}-lstm-est.tar.gz") as tar:
+        return tuple(tar.extractfile(f"models/{lang}-lstm-est.{ext}").read() for ext in ("bin", "c2i"))
+
+
+def write_unpacked(tmp_path, lang="tr", bin_bytes=None, c2i_bytes=None):
+    real_bin, real_c2i = release_parts(lang)
+    bin_path = tmp_path / f"{lang}-lstm-est.bin"
+    bin_path.write_bytes(real_bin if bin_bytes is None else bin_bytes)
+    (tmp_path / f"{lang}-lstm-est.c2i").write_bytes(real_c2i if c2i_bytes is None else c2i_bytes)
+    return bin_path
+
+
+def invoke(*args, code=0):
+    result = runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == code, result.output
+    return result.output
+
+
+def flat(output: str) -> str:
+    """wasabi wraps long messages: compare with whitespace collapsed."""
+    return " ".join(output.split())
+
+
+def test_the_release_has_23_languages():
+    assert sorted(p.name.split("-")[0] for p in RELEASE.glob("*-lstm-est.tar.gz")) == LANGS
+    assert sorted(p.stem for p in (RELEASE / "reference").glob("*.json")) == LANGS
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_conversion_reproduces_the_original_vectors(lang, record_property):
+    model = release_model(lang)
+    n_words, diff = max_reference_diff(model, RELEASE / "reference" / f"{lang}.json")
+    record_property("max_abs_diff", diff)
+    print(f"{lang}: {n_words} words, max abs diff {diff:.2e}")
+    assert n_words >= 150
+    assert diff <= TOLERANCE
+    assert model.arch_config["@architectures"] == "spacy_mimick.Mimick.v1"
+    assert model.width == 64
+
+
+def test_words_that_nfc_would_change_keep_the_original_vectors():
+    """The Hindi, Hebrew and Greek references hold words that NFC changes; they match only
+    because the converted vocab reads characters as they come (normalize=None)."""
+    changed = 0
+    for lang in ("hi", "he", "el"):
+        _, words, expected = read_reference(RELEASE / "reference" / f"{lang}.json")
+        idx = [i for i, w in enumerate(words) if unicodedata.normalize("NFC", w) != w]
+        changed += len(idx)
+        got = release_model(lang).predict([words[i] for i in idx])
+        assert numpy.abs(got - expected[idx]).max() <= TOLERANCE
+    assert changed >= 10
+    assert release_model("hi").features["chars"].normalize is None
+
+
+def test_boundary_pad_and_meta():
+    model = release_model("tr")
+    vocab = model.features["chars"]
+    emb = model.module.embed.weight.detach().numpy()
+    assert not emb[PAD].any()
+    numpy.testing.assert_array_equal(emb[BOW], emb[EOW])
+    assert "<*>" not in vocab.chars and len(vocab) == 479 + 4  # 480 rows, <*> became BOW/EOW
+    meta = model.meta
+    assert meta["lang"] == "tr" and meta["targets"] == "Polyglot 64d"
+    assert meta["source"] == "tr-lstm-est.tar.gz" and len(meta["source_sha256"]) == 64
+    assert "GPL-3.0" in meta["license"]
+
+
+# -- characters the original never saw ----------------------------------------------------------
+def test_unseen_characters_case_swap_then_accent_base_then_mean_row():
+    model = release_model("en")
+    vocab = model.features["chars"]
+    assert "é" not in vocab.index and "e" in vocab.index and "ǘ" not in vocab.index
+    # 1. other case: a capital the alphabet lacks reads as its lowercase letter
+    upper_missing = [c for c in vocab.chars if c.islower() and len(c.upper()) == 1 and c.upper() not in vocab.index]
+    if upper_missing:
+        c = upper_missing[0]
+        assert vocab.encode(c.upper(), 64) == vocab.encode(c, 64)
+    # 2. accents stripped: "café" reads as "cafe", "ǘ" as "u"
+    numpy.testing.assert_array_equal(model.predict(["café"]), model.predict(["cafe"]))
+    assert vocab.encode("ǘ", 64)[1] == vocab.index["u"]
+    # 3. otherwise the UNK row, the mean of the character rows (all but <*>)
+    assert vocab.encode("a☃", 64) == [BOW, vocab.index["a"], UNK, EOW]
+    emb = model.module.embed.weight.detach().numpy()
+    numpy.testing.assert_allclose(emb[UNK], emb[4:].mean(axis=0), atol=1e-6)
+    assert numpy.isfinite(model.predict(["a☃"])).all()
+
+
+def test_unseen_rules_can_be_turned_off_and_survive_saving(tmp_path):
+    plain = load_original_release(RELEASE / "en-lstm-est.tar.gz", unseen=())
+    assert plain.features["chars"].encode("é", 64) == [BOW, UNK, EOW]
+    release_model("en").to_disk(tmp_path / "en")
+    loaded = MimickModel.from_disk(tmp_path / "en")
+    assert loaded.features["chars"].unseen == ("swapcase", "nfkd_base")
+    assert loaded.features["chars"].normalize is None
+    words = ["café", "Zürich", "a☃", "hello"]
+    numpy.testing.assert_array_equal(loaded.predict(words), release_model("en").predict(words))
+
+
+# -- the pickle is data, never code ---------------------------------------------------------------
+class _Exploit:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+@pytest.mark.parametrize("protocol", [0, 2, pickle.HIGHEST_PROTOCOL])
+def test_a_pickle_that_would_run_code_is_refused(tmp_path, protocol):
+    marker = tmp_path / "pwned"
+    data = pickle.dumps({"a": 0, "<*>": 1, "b": _Exploit(marker)}, protocol=protocol)
+    with pytest.raises(OriginalReleaseError, match="refused"):
+        parse_c2i(data, "evil.c2i")
+    assert not marker.exists()
+    # Through the whole loader too.
+    bin_path = write_unpacked(tmp_path, c2i_bytes=data)
+    with pytest.raises(OriginalReleaseError, match="posix.system|os.system|nt.system"):
+        load_original_release(bin_path)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("obj, message", [
+    (["a", "b"], "expected a dict"),
+    ({"ab": 0, "<*>": 1}, "one-character string"),
+    ({b"a": 0, "<*>": 1}, "one-character string"),
+    ({"a": True, "<*>": 1}, "non-negative int"),
+    ({"a": -1, "<*>": 1}, "non-negative int"),
+    ({"a": 1.0, "<*>": 1}, "non-negative int"),
+    ({"a": 0, "b": 1}, "boundary symbol"),
+    ({"a": 0, "b": 0, "<*>": 1}, "share a row"),
+])
+def test_a_character_table_that_is_not_char_to_row_is_refused(obj, message):
+    # Protocol 3: bytes need no global there (protocol 0 pickles them through _codecs.encode).
+    with pytest.raises(OriginalReleaseError, match=message):
+        parse_c2i(pickle.dumps(obj, protocol=3), "x.c2i")
+
+
+def test_truncated_pickle_is_a_clear_error():
+    data = pickle.dumps({"a": 0, "<*>": 1}, protocol=0)
+    with pytest.raises(OriginalReleaseError, match="x.c2i: not a readable pickle"):
+        parse_c2i(data[:-3], "x.c2i")
+
+
+def test_the_released_c2i_is_python2_protocol0_and_parses():
+    c2i = parse_c2i(release_parts("tr")[1], "tr.c2i")
+    assert release_parts("tr")[1].startswith(b"(dp")
+    assert len(c2i) == 480 and c2i["<*>"] in range(480) and sorted(c2i.values()) == list(range(480))
+
+
+# -- broken files ---------------------------------------------------------------------------------
+def _edit_bin(edit):
+    lines = release_parts("tr")[0].decode("ascii").split("\n")
+    edit(lines)
+    return "\n".join(lines).encode("ascii")
+
+
+def _drop_last_value(lines):
+    lines[3] = lines[3].rsplit(" ", 2)[0]
+
+
+def _drop_parameter(lines):
+    del lines[14:16]  # /Hb
+
+
+def _wrong_dims(lines):
+    lines[16] = lines[16].replace("/O {64,64}", "/O {32,128}")
+
+
+def _nan(lines):
+    lines[1] = "nan " + lines[1].split(" ", 1)[1]
+
+
+def _not_a_number(lines):
+    lines[1] = "+1.0e-01x " + lines[1].split(" ", 1)[1]
+
+
+def _bad_header(lines):
+    lines[0] = "#Parameter /vanilla-lstm-builder/_0 200,20"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_drop_last_value, r":4: /vanilla-lstm-builder/_1 \{200,50\}: expected 10000 values, got 9999"),
+    (_drop_parameter, "missing parameter /Hb"),
+    (_wrong_dims, r"/O has dims \{32,128\}, expected \{32,64\}"),
+    (_nan, r":2: /vanilla-lstm-builder/_0: value 0 is nan"),
+    (_not_a_number, r":2: /vanilla-lstm-builder/_0: not a number"),
+    (_bad_header, ":1: expected a header"),
+])
+def test_corrupt_parameter_files_are_clear_errors(tmp_path, edit, message):
+    bin_path = write_unpacked(tmp_path, bin_bytes=_edit_bin(edit))
+    with pytest.raises(OriginalReleaseError, match=message) as err:
+        load_original_release(bin_path)
+    assert str(bin_path) in str(err.value)
+
+
+def test_truncated_parameter_file(tmp_path):
+    data = release_parts("tr")[0]
+    bin_path = write_unpacked(tmp_path, bin_bytes=data[: len(data) // 2])
+    with pytest.raises(OriginalReleaseError, match="expected .* values, got|missing parameter"):
+        load_original_release(bin_path)
+
+
+def test_truncated_tarball_and_missing_c2i(tmp_path):
+    data = (RELEASE / "tr-lstm-est.tar.gz").read_bytes()
+    broken = tmp_path / "tr-lstm-est.tar.gz"
+    broken.write_bytes(data[: len(data) // 2])
+    with pytest.raises(OriginalReleaseError, match="tr-lstm-est.tar.gz"):
+        load_original_release(broken)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    (alone / "tr-lstm-est.bin").write_bytes(release_parts("tr")[0])
+    with pytest.raises(OriginalReleaseError, match=r"tr-lstm-est.c2i: missing the character table"):
+        load_original_release(alone / "tr-lstm-est.bin")
+
+
+def test_c2i_of_another_model_is_refused(tmp_path):
+    bin_path = write_unpacked(tmp_path, c2i_bytes=release_parts("en")[1])
+    with pytest.raises(OriginalReleaseError, match="maps 119 characters .* but /ce has 480 rows"):
+        load_original_release(bin_path)
+
+
+def test_parse_dynet_text_is_column_major():
+    params = parse_dynet_text(
+        "#Parameter# /W {2,3} 97 ZERO_GRAD\n1 2 3 4 5 6\n#Parameter# /b {2} 33 ZERO_GRAD\n7 8\n", "x.bin")
+    numpy.testing.assert_array_equal(params["/W"], [[1, 3, 5], [2, 4, 6]])
+    numpy.testing.assert_array_equal(params["/b"], [7, 8])
+
+
+# -- the command line -----------------------------------------------------------------------------
+def test_import_original_then_predict(tmp_path):
+    out = tmp_path / "tr"
+    ref = RELEASE / "reference" / "tr.json"
+    output = invoke("import-original", RELEASE / "tr-lstm-est.tar.gz", out, "--check-reference", ref)
+    assert "300 words, max abs diff" in flat(output)
+    _, words, expected = read_reference(ref)
+    words_file = tmp_path / "words.txt"
+    words_file.write_text("\n".join(words[:20]) + "\n", encoding="utf8")
+    printed = invoke("predict", out, "--words-file", words_file)
+    rows = [line.split(" ") for line in printed.splitlines() if line]
+    assert [r[0] for r in rows] == words[:20]
+    got = numpy.array([[float(x) for x in r[1:]] for r in rows])
+    assert numpy.abs(got - expected[:20]).max() <= 1e-5  # 6 printed decimals
+    assert MimickModel.from_disk(out).meta["lang"] == "tr"
+
+
+def test_import_original_from_unpacked_files_and_folder(tmp_path):
+    unpacked = tmp_path / "unpacked"
+    unpacked.mkdir()
+    bin_path = write_unpacked(unpacked)
+    reference = release_model("tr").predict(["kitaplar", "İstanbul"])
+    for source in (bin_path, bin_path.with_suffix(".c2i"), bin_path.parent):
+        out = tmp_path / f"out-{source.name}"
+        invoke("import-original", source, out)
+        model = MimickModel.from_disk(out)
+        numpy.testing.assert_array_equal(model.predict(["kitaplar", "İstanbul"]), reference)
+        assert model.meta["source"] == "tr-lstm-est.bin" and "c2i_sha256" in model.meta
+
+
+def test_import_original_refuses_a_foreign_folder_and_replaces_a_model(tmp_path):
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    output = invoke("import-original", RELEASE / "tr-lstm-est.tar.gz", foreign, code=1)
+    assert "refusing to overwrite" in flat(output)
+    assert (foreign / "notes.txt").read_text() == "keep me"
+    out = tmp_path / "model"
+    invoke("import-original", RELEASE / "tr-lstm-est.tar.gz", out)
+    invoke("import-original", RELEASE / "kk-lstm-est.tar.gz", out)
+    assert MimickModel.from_disk(out).meta["lang"] == "kk"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["foreign", "model"]  # no temp folders left
+
+
+def test_import_original_check_reference_failure_and_broken_input(tmp_path):
+    wrong = RELEASE / "reference" / "kk.json"  # another language's vectors
+    output = invoke("import-original", RELEASE / "tr-lstm-est.tar.gz", tmp_path / "x",
+                    "--check-reference", wrong, code=1)
+    assert "max abs diff 0.527 > 0.0001" in flat(output) and not (tmp_path / "x").exists()
+    bad = tmp_path / "junk.tar.gz"
+    bad.write_bytes(b"not a tarball")
+    output = invoke("import-original", bad, tmp_path / "y", code=1)
+    assert "junk.tar.gz" in output and not (tmp_path / "y").exists()
+
+
+def test_trained_models_char_vocab_is_unchanged():
+    """The new CharVocab options default to what trained models always did (NFC, UNK)."""
+    from spacy_mimick.features import CharVocab
+
+    vocab = CharVocab.from_json({"chars": ["e", "é"]})
+    assert vocab.to_json() == {"chars": ["e", "é"]}
+    decomposed = "e\u0301"
+    assert vocab.encode(decomposed, 64) == [BOW, vocab.index["é"], EOW]
+    assert vocab.encode("É", 64) == [BOW, UNK, EOW]
+    with pytest.raises(ValueError, match="unknown unseen-character rules"):
+        CharVocab(["a"], unseen=["guess"])
