@@ -29,8 +29,17 @@ predictions of all tokens go to ``doc.user_data["spacy_mimick.spelling_vectors"]
 ``MimickTagger.v3`` reads them as a spelling input (``mimick_features``). Token vectors do not
 change.
 
+Opt-in ``mimick_only``: every token (whitespace tokens excepted, as in spaCy) gets Mimick's
+prediction, whether or not the pipeline has a vectors table and whatever its width; the table is
+not read. For a pipeline without a table, or with a table in another space than the Mimick
+model's (e.g. GloVe 50d beside a converted Polyglot-64d release model). Frequent words then
+lose their distributional vectors: every vector is a guess from spelling. The docs carry
+``doc.user_data["spacy_mimick.mimick_only"] = True`` (and the width), which ``doc_vectors``
+and the tagger read.
+
 floret vectors (``vectors.mode == "floret"``) already give every string a vector from its
-subwords, so there is nothing to predict: the component then leaves docs unchanged.
+subwords, so there is nothing to predict: the component then leaves docs unchanged (unless
+``mimick_only``).
 """
 from collections import OrderedDict
 from pathlib import Path
@@ -47,30 +56,51 @@ from spacy.vectors import Mode
 from spacy.vocab import Vocab
 
 from .mimick_model import MimickModel, MimickModelError
-from .token_vectors import OOV_VECTORS_KEY, SPELLING_VECTORS_KEY, get_oov_table
+from .token_vectors import (
+    MIMICK_ONLY_KEY, MIMICK_WIDTH_KEY, OOV_VECTORS_KEY, SPELLING_VECTORS_KEY, get_oov_table,
+    mimick_only_width,
+)
 
 
 def _token_vector(token: Token) -> numpy.ndarray:
     vector = get_oov_table(token.doc).get(token.text)
-    return vector if vector is not None else token.vocab.get_vector(token.orth)
+    if vector is not None:
+        return vector
+    only_width = mimick_only_width(token.doc)
+    if only_width is not None:  # Mimick-only: no table vectors (whitespace tokens)
+        return numpy.zeros((only_width,), dtype="float32")
+    return token.vocab.get_vector(token.orth)
 
 
 def _token_has_vector(token: Token) -> bool:
-    return token.text in get_oov_table(token.doc) or token.vocab.has_vector(token.orth)
+    if token.text in get_oov_table(token.doc):
+        return True
+    return mimick_only_width(token.doc) is None and token.vocab.has_vector(token.orth)
 
 
 def _mean_vector(tokens: Union[Doc, Span]) -> numpy.ndarray:
     if len(tokens) == 0:
-        width = tokens.vocab.vectors.shape[1]
-        table = get_oov_table(tokens if isinstance(tokens, Doc) else tokens.doc)
-        if table:
-            width = len(next(iter(table.values())))
+        doc = tokens if isinstance(tokens, Doc) else tokens.doc
+        width = mimick_only_width(doc)
+        if width is None:
+            width = tokens.vocab.vectors.shape[1]
+            table = get_oov_table(doc)
+            if table:
+                width = len(next(iter(table.values())))
         return numpy.zeros((width,), dtype="float32")
     return numpy.mean([_token_vector(t) for t in tokens], axis=0).astype("float32")
 
 
 def _any_has_vector(tokens: Union[Doc, Span]) -> bool:
     return any(_token_has_vector(t) for t in tokens)
+
+
+def _cosine(a, b) -> float:
+    """``similarity`` of Mimick-only docs: the cosine of the two vectors, 0.0 if either is zero.
+    (spaCy's own would warn that the vocab has no vectors, which is beside the point there.)"""
+    va, vb = numpy.asarray(a.vector), numpy.asarray(b.vector)
+    norm = float(numpy.linalg.norm(va)) * float(numpy.linalg.norm(vb))
+    return float(va @ vb) / norm if norm else 0.0
 
 
 def restore_vector_hooks(doc: Doc) -> Doc:
@@ -86,6 +116,9 @@ def restore_vector_hooks(doc: Doc) -> Doc:
         doc.user_span_hooks["has_vector"] = _any_has_vector
         doc.user_token_hooks["vector"] = _token_vector
         doc.user_token_hooks["has_vector"] = _token_has_vector
+        if mimick_only_width(doc) is not None:
+            for hooks in (doc.user_hooks, doc.user_span_hooks, doc.user_token_hooks):
+                hooks["similarity"] = _cosine
     return doc
 
 
@@ -102,12 +135,13 @@ if not Token.has_extension("mimick_vector"):
     "mimick_vectors",
     default_config={
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
-        "batch_size": 1000, "refine_rare": 0.0, "predict_all": False,
+        "batch_size": 1000, "refine_rare": 0.0, "predict_all": False, "mimick_only": False,
     },
 )
 def make_mimick_vectors(
     nlp: Language, name: str, lowercase_backoff: bool, cache_size: int,
     add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0, predict_all: bool = False,
+    mimick_only: bool = False,
 ) -> "MimickVectors":
     """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``.
 
@@ -115,11 +149,14 @@ def make_mimick_vectors(
         store the predictions of all tokens in ``doc.user_data["spacy_mimick.spelling_vectors"]``
         (``{form: vector}``). Token vectors are unchanged; this is the input of
         ``MimickTagger.v3``'s ``mimick_features``. Each form is predicted once and cached.
+    mimick_only (bool): Give every token Mimick's vector and ignore the pipeline's vectors
+        table (none, or one in another space or width); whitespace tokens get none. See the
+        module docstring.
     """
     return MimickVectors(
         nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
         add_to_vectors=add_to_vectors, batch_size=batch_size, refine_rare=refine_rare,
-        predict_all=predict_all,
+        predict_all=predict_all, mimick_only=mimick_only,
     )
 
 
@@ -171,16 +208,21 @@ class MimickVectors(Pipe):
         self, vocab: Vocab, name: str = "mimick_vectors", *, lowercase_backoff: bool = True,
         cache_size: int = 100_000, add_to_vectors: bool = False, batch_size: int = 1000,
         refine_rare: float = 0.0, predict_all: bool = False, model: Optional[MimickModel] = None,
+        mimick_only: bool = False,
     ):
         if not 0 <= refine_rare < 1:
             raise ValueError(f"[{name}] refine_rare is a share of the table's rows in [0, 1), got {refine_rare}")
+        if mimick_only and (add_to_vectors or refine_rare):
+            raise ValueError(
+                f"[{name}] mimick_only ignores the vectors table, so it cannot be combined with "
+                f"add_to_vectors or refine_rare, which write Mimick's vectors into it")
         self.vocab = vocab
         self.name = name
         self.model = model
         self.cfg = {
             "lowercase_backoff": lowercase_backoff, "cache_size": cache_size,
             "add_to_vectors": add_to_vectors, "batch_size": batch_size, "refine_rare": refine_rare,
-            "predict_all": predict_all,
+            "predict_all": predict_all, "mimick_only": mimick_only,
         }
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
 
@@ -201,7 +243,7 @@ class MimickVectors(Pipe):
                 )
         else:
             self.set_model(MimickModel.from_disk(model_path))
-        if self.vocab.vectors.mode == Mode.floret:
+        if self.vocab.vectors.mode == Mode.floret and not self.cfg.get("mimick_only"):
             warnings.warn(
                 f"[{self.name}] the pipeline has floret vectors, which cover every word: "
                 f"mimick_vectors will leave docs unchanged."
@@ -223,7 +265,9 @@ class MimickVectors(Pipe):
 
     def set_model(self, model: MimickModel) -> None:
         width = self.vocab.vectors.shape[1]
-        if self.vocab.vectors.shape[0] and self.vocab.vectors.mode != Mode.floret and width != model.width:
+        # Mimick-only never mixes the two, so any table width is fine.
+        if (not self.cfg.get("mimick_only") and self.vocab.vectors.shape[0]
+                and self.vocab.vectors.mode != Mode.floret and width != model.width):
             raise ValueError(
                 f"[{self.name}] the Mimick model predicts {model.width}-dimensional vectors but "
                 f"the pipeline's vectors are {width}-dimensional: train Mimick on the same vectors"
@@ -248,12 +292,13 @@ class MimickVectors(Pipe):
             yield from self._annotate(docs)
 
     def _annotate(self, docs: List[Doc]) -> List[Doc]:
-        if self.vocab.vectors.mode == Mode.floret:
+        mimick_only = self.cfg.get("mimick_only", False)
+        if self.vocab.vectors.mode == Mode.floret and not mimick_only:
             return docs
         model = self._require_model()
         key2row = self.vocab.vectors.key2row
         strings = self.vocab.strings
-        backoff = self.cfg["lowercase_backoff"]
+        backoff = self.cfg["lowercase_backoff"] and not mimick_only
         predict_all = self.cfg["predict_all"]
         needed: Dict[str, Optional[numpy.ndarray]] = {}
         # The cache holds Mimick's own predictions (never lowercase-backoff rows), so
@@ -265,7 +310,10 @@ class MimickVectors(Pipe):
             for token in doc:
                 if predict_all and token.text not in spelling:
                     spelling[token.text] = self._cached(token.text)
-                if token.orth in key2row:
+                if mimick_only:
+                    if token.is_space:  # spaCy gives whitespace no vector either
+                        continue
+                elif token.orth in key2row:
                     continue
                 form = token.text
                 forms.append(form)
@@ -297,6 +345,9 @@ class MimickVectors(Pipe):
             table = dict(get_oov_table(doc))
             table.update((form, needed[form]) for form in forms)
             doc.user_data[OOV_VECTORS_KEY] = table
+            if mimick_only:
+                doc.user_data[MIMICK_ONLY_KEY] = True
+                doc.user_data[MIMICK_WIDTH_KEY] = model.width
             if spelling:
                 doc.user_data[SPELLING_VECTORS_KEY] = {token.text: spelling[token.text] for token in doc}
             restore_vector_hooks(doc)

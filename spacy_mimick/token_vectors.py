@@ -6,7 +6,7 @@ and ``nlp.pipe(n_process=...)``, unlike ``doc.user_hooks``; this module reads ve
 two sources without going through the hooks, so downstream components (the tagger) get the same
 vectors whether or not the hooks are installed.
 """
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -16,11 +16,32 @@ OOV_VECTORS_KEY = "spacy_mimick.oov_vectors"
 # Mimick's prediction for every token form, in-vocabulary ones too (``mimick_vectors`` with
 # ``predict_all``): the spelling input of MimickTagger.v3's ``mimick_features``.
 SPELLING_VECTORS_KEY = "spacy_mimick.spelling_vectors"
+# ``mimick_vectors`` with ``mimick_only``: the OOV table holds every non-space token and the
+# static table is not used at all (it may be in another space or width). The width is stored
+# too, for docs whose tokens are all whitespace.
+MIMICK_ONLY_KEY = "spacy_mimick.mimick_only"
+MIMICK_WIDTH_KEY = "spacy_mimick.mimick_width"
 
 
 def get_oov_table(doc: Doc) -> Dict[str, numpy.ndarray]:
     """The Mimick predictions stored on ``doc`` ({} when there are none)."""
     return doc.user_data.get(OOV_VECTORS_KEY, {})
+
+
+def is_mimick_only(doc: Doc) -> bool:
+    """Whether ``doc``'s vectors are Mimick's alone (``mimick_vectors`` with ``mimick_only``)."""
+    return bool(doc.user_data.get(MIMICK_ONLY_KEY, False))
+
+
+def mimick_only_width(doc: Doc) -> Optional[int]:
+    """The width of a Mimick-only doc's vectors (None for other docs)."""
+    if not is_mimick_only(doc):
+        return None
+    width = doc.user_data.get(MIMICK_WIDTH_KEY)
+    if width is None:
+        table = get_oov_table(doc)
+        width = len(next(iter(table.values()))) if table else 0
+    return int(width)
 
 
 def spelling_vectors(doc: Doc, width: int) -> numpy.ndarray:
@@ -60,9 +81,22 @@ def doc_vectors(doc: Doc) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     vectors: float32 (n_tokens, width); has_vector: bool (n_tokens,), True where the static
     table or Mimick gave a vector; predicted: bool, True where the vector is Mimick's.
     Rows with neither are zeros. ``width`` is the static table's width (0 if it is empty).
+    In a Mimick-only doc (``is_mimick_only``) every vector is Mimick's, at Mimick's width,
+    and the static table is ignored; whitespace tokens have none.
     """
     vectors = doc.vocab.vectors
     n = len(doc)
+    only_width = mimick_only_width(doc)
+    if only_width is not None:
+        table = get_oov_table(doc)
+        out = numpy.zeros((n, only_width), dtype="float32")
+        has_vector = numpy.zeros((n,), dtype=bool)
+        for i, token in enumerate(doc):
+            vec = table.get(token.text)
+            if vec is not None:
+                out[i] = vec
+                has_vector[i] = True
+        return out, has_vector, has_vector.copy()
     width = vectors.shape[1] if vectors.shape[0] else 0
     table = get_oov_table(doc)
     if width == 0 and table:

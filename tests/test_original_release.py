@@ -327,3 +327,105 @@ def test_trained_models_char_vocab_is_unchanged():
     assert vocab.encode("É", 64) == [BOW, UNK, EOW]
     with pytest.raises(ValueError, match="unknown unseen-character rules"):
         CharVocab(["a"], unseen=["guess"])
+
+
+# -- Mimick-only mode ------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tr_model_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("release") / "tr"
+    release_model("tr").to_disk(path)
+    return path
+
+
+def _mimick_only_nlp(model_dir, nlp=None):
+    import spacy
+
+    nlp = nlp if nlp is not None else spacy.blank("tr")
+    nlp.add_pipe("mimick_vectors", config={"mimick_only": True}).initialize(model_path=model_dir)
+    return nlp
+
+
+TR_TEXT = "Kitaplarımızdan birini  okudum ."  # the double space makes a whitespace token
+
+
+def test_mimick_only_in_a_blank_pipeline_without_vectors(tr_model_dir):
+    from spacy_mimick.token_vectors import MIMICK_ONLY_KEY, doc_vectors
+
+    nlp = _mimick_only_nlp(tr_model_dir)
+    assert nlp.vocab.vectors.shape[0] == 0
+    doc = nlp(TR_TEXT)
+    words = [t.text for t in doc if not t.is_space]
+    assert len(words) == len(doc) - 1  # one whitespace token
+    expected = release_model("tr").predict(words)
+    got = numpy.array([t.vector for t in doc if not t.is_space])
+    numpy.testing.assert_allclose(got, expected, atol=1e-6)
+    space = [t for t in doc if t.is_space][0]
+    assert not space.has_vector and not space.vector.any() and space.vector.shape == (64,)
+    assert all(t.has_vector for t in doc if not t.is_space)
+    a, b = doc[0], doc[1]
+    cos = float(expected[0] @ expected[1] / numpy.linalg.norm(expected[0]) / numpy.linalg.norm(expected[1]))
+    assert a.similarity(b) == pytest.approx(cos, abs=1e-5)
+    assert doc[0:2].similarity(doc) == pytest.approx(
+        float(doc[0:2].vector @ doc.vector / numpy.linalg.norm(doc[0:2].vector) / numpy.linalg.norm(doc.vector)), abs=1e-5)
+    numpy.testing.assert_allclose(doc[0:2].vector, expected[:2].mean(axis=0), atol=1e-6)
+    numpy.testing.assert_allclose(doc.vector, numpy.array([t.vector for t in doc]).mean(axis=0), atol=1e-6)
+    assert doc.user_data[MIMICK_ONLY_KEY] is True
+    vectors, has_vector, predicted = doc_vectors(doc)
+    assert vectors.shape == (len(doc), 64)
+    numpy.testing.assert_allclose(vectors[has_vector], expected, atol=1e-6)
+    assert predicted.tolist() == has_vector.tolist() == [not t.is_space for t in doc]
+
+
+def test_mimick_only_ignores_a_table_of_another_width(tr_model_dir, nlp_glove):
+    """GloVe 50d in the vocab, the Polyglot-64d release model: the default mode refuses the
+    pair, Mimick-only gives every token (in-vocabulary ones too) Mimick's 64-d vector."""
+    from spacy_mimick.token_vectors import doc_vectors
+
+    with pytest.raises(ValueError, match="64-dimensional vectors but the pipeline's vectors are 50-dimensional"):
+        nlp_glove.add_pipe("mimick_vectors", name="default_mode").initialize(model_path=tr_model_dir)
+    nlp_glove.remove_pipe("default_mode")
+    nlp = _mimick_only_nlp(tr_model_dir, nlp_glove)
+    doc = nlp("the cat zorblaxed")
+    assert nlp.vocab.has_vector(doc[0].orth)  # "the" has a GloVe row, which is not used
+    expected = release_model("tr").predict(["the", "cat", "zorblaxed"])
+    numpy.testing.assert_allclose(numpy.array([t.vector for t in doc]), expected, atol=1e-6)
+    numpy.testing.assert_allclose(doc_vectors(doc)[0], expected, atol=1e-6)
+    assert doc.vector.shape == (64,)
+
+
+def test_mimick_only_refuses_writing_into_the_table():
+    import spacy
+
+    nlp = spacy.blank("tr")
+    for setting in ({"add_to_vectors": True}, {"refine_rare": 0.5}):
+        with pytest.raises(ValueError, match="mimick_only ignores the vectors table"):
+            nlp.add_pipe("mimick_vectors", config={"mimick_only": True, **setting})
+
+
+def test_mimick_only_default_is_off(tr_model_dir):
+    import spacy
+
+    nlp = spacy.blank("tr")
+    assert nlp.add_pipe("mimick_vectors").cfg["mimick_only"] is False
+
+
+def test_mimick_only_survives_to_disk_and_docbin(tr_model_dir, tmp_path):
+    import spacy
+    from spacy.tokens import DocBin
+    from spacy_mimick.mimick_component import restore_vector_hooks
+    from spacy_mimick.token_vectors import MIMICK_ONLY_KEY, doc_vectors
+
+    nlp = _mimick_only_nlp(tr_model_dir)
+    nlp.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    assert loaded.get_pipe("mimick_vectors").cfg["mimick_only"] is True
+    doc = loaded(TR_TEXT)
+    expected = numpy.array([t.vector for t in nlp(TR_TEXT)])
+    numpy.testing.assert_array_equal(numpy.array([t.vector for t in doc]), expected)
+    data = DocBin(docs=[doc], store_user_data=True).to_bytes()
+    restored = list(DocBin(store_user_data=True).from_bytes(data).get_docs(loaded.vocab))[0]
+    assert restored.user_data[MIMICK_ONLY_KEY] is True
+    numpy.testing.assert_array_equal(doc_vectors(restored)[0], expected)
+    restore_vector_hooks(restored)
+    numpy.testing.assert_array_equal(numpy.array([t.vector for t in restored]), expected)
+    assert [t.has_vector for t in restored] == [not t.is_space for t in restored]
