@@ -203,14 +203,17 @@ class MimickTagger(TrainablePipe):
         chars = set()
         for word in words:
             chars.update(word)
+        mimick_width = self._mimick_static_width(nlp)
         self.cfg["shapes"] = set_tagger_tables(
-            self.model, vectors=self.vocab.vectors, words=words, chars=chars
+            self.model, vectors=self.vocab.vectors, words=words, chars=chars,
+            mimick_width=mimick_width,
         )
         self._set_shapes(head_priors=priors)
         doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
         if not doc_sample:
             raise ValueError(Errors.E923.format(name=self.name))
-        if self.model.get_ref("featurizer").attrs["mimick_features"] and nlp is not None:
+        uses_mimick = self.model.get_ref("featurizer").attrs["mimick_features"] or mimick_width
+        if uses_mimick and nlp is not None:
             # The sample goes through the featurizer, which needs the Mimick predictions
             # that the components before this one (mimick_vectors) add.
             for name, proc in nlp.pipeline:
@@ -220,6 +223,25 @@ class MimickTagger(TrainablePipe):
                 doc_sample = (list(proc.pipe(doc_sample)) if hasattr(proc, "pipe")
                               else [proc(doc) for doc in doc_sample])
         self.model.initialize(X=doc_sample)
+
+    def _mimick_static_width(self, nlp: Optional[Language]) -> Optional[int]:
+        """Mimick's width when its vectors are this tagger's static vectors: a
+        ``mimick_vectors`` component runs before the tagger and the pipeline has no vectors
+        table, or it is in ``mimick_only`` mode. None otherwise (the table's vectors, or none:
+        No-Char and char->tag without a table keep the trainable word table)."""
+        if nlp is None:
+            return None
+        from .mimick_component import MimickVectors
+
+        width = None
+        for name, proc in nlp.pipeline:
+            if name == self.name:
+                break
+            if isinstance(proc, MimickVectors) and (
+                proc.cfg.get("mimick_only") or not self.vocab.vectors.shape[0]
+            ):
+                width = proc._require_model().width
+        return width
 
     def _value_index(self) -> List[Dict[str, int]]:
         """Per head, value -> output index."""

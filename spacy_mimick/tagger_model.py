@@ -24,7 +24,7 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain, torch2xp, xp2
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
-from .token_vectors import doc_vectors, spelling_vectors
+from .token_vectors import doc_vectors, is_mimick_only, spelling_vectors
 
 # Case classes of MimickTagger.v2's case_features (see word_shape).
 WORD_SHAPES = ("lower", "Title", "UPPER", "miXed", "digits", "other")
@@ -212,18 +212,28 @@ def _build_mimick_tagger(
 
 
 def set_tagger_tables(
-    model: Model, *, vectors: Vectors, words: Iterable[str], chars: Iterable[str]
+    model: Model, *, vectors: Vectors, words: Iterable[str], chars: Iterable[str],
+    mimick_width: Optional[int] = None,
 ) -> Dict[str, int]:
     """Give the featurizer its tables; return the sizes the network needs (nV, nW, nC).
 
     vectors: the pipeline's static table; its width becomes nV and its UNK row (or mean
         row, see ``unk_key``) the vector of tokens that have no vector at all.
     words, chars: the training vocabulary and the characters seen in training.
+    mimick_width: set when Mimick's vectors are the static vectors (a ``mimick_vectors``
+        component runs before the tagger and the pipeline has no table, or it is in
+        ``mimick_only`` mode): nV is then Mimick's width, and the UNK vector zeros, as
+        Mimick gives every token but whitespace a vector (UNK is only whitespace's).
     """
     featurizer = model.get_ref("featurizer")
-    width = vectors.shape[1] if vectors.shape[0] else 0
+    if mimick_width:
+        width = int(mimick_width)
+        unk = numpy.zeros((width,), dtype="float32")
+    else:
+        width = vectors.shape[1] if vectors.shape[0] else 0
+        unk = _unk_vector(vectors, featurizer.attrs["unk_key"])
     featurizer.set_dim("nV", width, force=True)
-    featurizer.set_param("unk", _unk_vector(vectors, featurizer.attrs["unk_key"]))
+    featurizer.set_param("unk", unk)
     featurizer.attrs["words"] = {word: i for i, word in enumerate(sorted(set(words)), 1)}
     featurizer.attrs["chars"] = {
         char: i for i, char in enumerate(sorted(set(chars)), N_RESERVED_CHARS)
@@ -265,6 +275,8 @@ def has_pretrained_vector(model: Model, token: Token) -> bool:
     """Whether the featurizer finds ``token`` in the static table (exact form, or its
     lowercase form with ``lowercase_backoff``) rather than using Mimick's or the UNK vector."""
     table = token.vocab.vectors
+    if is_mimick_only(token.doc):
+        return False
     if table.mode == Mode.floret:
         return True
     if not table.shape[0]:
@@ -349,8 +361,9 @@ def _static_vectors(model: Model, doc: Doc) -> Floats2d:
             f"are {vectors.shape[1]}-d (changed vectors or a mismatched Mimick model?)"
         )
     missing = numpy.flatnonzero(~has_vector)
-    if len(missing) and model.attrs["lowercase_backoff"]:
-        table = doc.vocab.vectors
+    table = doc.vocab.vectors
+    # A Mimick-only doc does not use the table (it may be of another width).
+    if len(missing) and model.attrs["lowercase_backoff"] and table.shape[0] and not is_mimick_only(doc):
         rows = numpy.asarray(table.find(keys=[doc[int(i)].lower for i in missing]))
         found = rows >= 0
         if found.any():

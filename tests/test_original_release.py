@@ -429,3 +429,79 @@ def test_mimick_only_survives_to_disk_and_docbin(tr_model_dir, tmp_path):
     restore_vector_hooks(restored)
     numpy.testing.assert_array_equal(numpy.array([t.vector for t in restored]), expected)
     assert [t.has_vector for t in restored] == [not t.is_space for t in restored]
+
+
+# -- the tagger in a language without a vectors table ---------------------------------------------
+TR_UD = SHARED_DATA / "ud" / "UD_Turkish-IMST"
+
+
+@pytest.fixture(scope="module")
+def empty_vectors_dir(tmp_path_factory):
+    import spacy
+
+    path = tmp_path_factory.mktemp("empty") / "nlp"
+    spacy.blank("tr").to_disk(path)
+    return path
+
+
+@pytest.mark.parametrize("variant, vectors", [
+    ("nochar", None), ("chartag", None), ("mimick", None), ("both", None), ("mimick_v3", None),
+    ("mimick", "empty"),
+])
+def test_tagger_variants_train_without_a_vectors_table(tr_model_dir, empty_vectors_dir, tmp_path, variant, vectors):
+    import spacy
+    from spacy.cli.train import train
+    from conftest import REPO
+
+    train(
+        REPO / "configs" / f"tagger_{variant}.cfg",
+        tmp_path / "out",
+        overrides={
+            "nlp.lang": "tr",
+            "paths.train": str(TR_UD / "tr_imst-ud-train.conllu"),
+            "paths.dev": str(TR_UD / "tr_imst-ud-dev.conllu"),
+            "paths.vectors": str(empty_vectors_dir) if vectors else None,
+            "paths.mimick_model": str(tr_model_dir),
+            "corpora.train.limit": 20,
+            "corpora.dev.limit": 5,
+            "training.max_steps": 3,
+            "training.eval_frequency": 3,
+        },
+    )
+    nlp = spacy.load(tmp_path / "out" / "model-last")
+    assert nlp.vocab.vectors.shape[0] == 0
+    tagger = nlp.get_pipe("mimick_tagger")
+    featurizer = tagger.model.get_ref("featurizer")
+    uses_mimick = "mimick_vectors" in nlp.pipe_names
+    assert nlp.pipe_names == (["mimick_vectors", "mimick_tagger"] if uses_mimick else ["mimick_tagger"])
+    doc = nlp("Kitaplarımızdan birini okudum .")
+    assert all(t.pos_ for t in doc)
+    inputs = featurizer.predict([doc])
+    if uses_mimick:
+        # Mimick's vectors are the static vectors: 64-d, exactly the model's predictions.
+        assert featurizer.get_dim("nV") == 64 and tagger.cfg["shapes"]["nV"] == 64
+        expected = release_model("tr").predict([t.text for t in doc])
+        numpy.testing.assert_allclose(inputs.vectors, expected, atol=1e-6)
+        assert not featurizer.get_param("unk").any()
+    else:
+        # No-Char and char->tag without a table keep the trainable word table.
+        assert featurizer.get_dim("nV") == 0 and inputs.vectors.shape == (len(doc), 0)
+
+
+def test_tagger_uses_mimick_only_vectors_beside_a_table_of_another_width(tr_model_dir, nlp_glove):
+    from spacy.tokens import Doc
+    from spacy.training import Example
+    from spacy_mimick.ud import read_conllu
+
+    nlp = _mimick_only_nlp(tr_model_dir, nlp_glove)
+    nlp.add_pipe("mimick_tagger")
+    examples = [
+        Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
+        for ref in read_conllu(TR_UD / "tr_imst-ud-train.conllu", nlp.vocab, limit=10)
+    ]
+    nlp.initialize(lambda: examples)
+    featurizer = nlp.get_pipe("mimick_tagger").model.get_ref("featurizer")
+    assert nlp.vocab.vectors.shape[1] == 50 and featurizer.get_dim("nV") == 64
+    doc = nlp("the cat okudum")
+    numpy.testing.assert_allclose(
+        featurizer.predict([doc]).vectors, release_model("tr").predict(["the", "cat", "okudum"]), atol=1e-6)
