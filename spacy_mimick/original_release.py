@@ -46,6 +46,7 @@ import json
 import pickle
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -158,7 +159,7 @@ def _read_tarball(path: Path) -> ReleaseFiles:
                         f"{[m.name for m in matches]} (a released {{lang}}-lstm-est.tar.gz "
                         f"holds models/{{lang}}-lstm-est.bin and .c2i)")
                 found[suffix] = (matches[0].name, tar.extractfile(matches[0]).read())
-    except (tarfile.TarError, EOFError, OSError, zlib_error()) as err:
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
         raise OriginalReleaseError(f"{path}: unreadable archive (truncated or corrupt?): {err}") from err
     (bin_name, bin_bytes), (c2i_name, c2i_bytes) = found[".bin"], found[".c2i"]
     return ReleaseFiles(
@@ -166,12 +167,6 @@ def _read_tarball(path: Path) -> ReleaseFiles:
         bin_where=f"{path}:{bin_name}", c2i_where=f"{path}:{c2i_name}", source=path.name,
         source_sha256=_sha256(data), lang=guess_lang(path.name) or guess_lang(Path(bin_name).name),
     )
-
-
-def zlib_error():
-    import zlib
-
-    return zlib.error
 
 
 def _decode(data: bytes, where: str) -> str:
@@ -274,6 +269,8 @@ def parse_c2i(data: bytes, where: str) -> Dict[str, int]:
                 f"{where}: {key!r} -> {value!r}: expected a non-negative int row")
     if BOUNDARY not in obj:
         raise OriginalReleaseError(f"{where}: no boundary symbol {BOUNDARY!r} in the character table")
+    if len(obj) < 2:
+        raise OriginalReleaseError(f"{where}: the character table holds no character besides {BOUNDARY!r}")
     if len(set(obj.values())) != len(obj):
         raise OriginalReleaseError(f"{where}: two characters share a row")
     return obj

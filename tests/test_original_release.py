@@ -163,6 +163,7 @@ def test_a_pickle_that_would_run_code_is_refused(tmp_path, protocol):
     ({"a": 1.0, "<*>": 1}, "non-negative int"),
     ({"a": 0, "b": 1}, "boundary symbol"),
     ({"a": 0, "b": 0, "<*>": 1}, "share a row"),
+    ({"<*>": 0}, "no character besides"),
 ])
 def test_a_character_table_that_is_not_char_to_row_is_refused(obj, message):
     # Protocol 3: bytes need no global there (protocol 0 pickles them through _codecs.encode).
