@@ -32,8 +32,9 @@ class CharBiLSTM(nn.Module):
     def forward(self, char_ids: torch.Tensor, char_lengths: torch.Tensor) -> torch.Tensor:
         """char_ids: (n_words, max_len) padded with 0; char_lengths: (n_words,) >= 1.
         Returns (n_words, hidden_width)."""
+        # pack_padded_sequence wants the lengths on the CPU, wherever the data is.
         packed = pack_padded_sequence(
-            self.embed(char_ids), char_lengths, batch_first=True, enforce_sorted=False
+            self.embed(char_ids), char_lengths.cpu(), batch_first=True, enforce_sorted=False
         )
         _, (h_n, _) = self.lstm(packed)
         # h_n: (2, n_words, hidden/2), forward then backward final states, in input order.
@@ -168,10 +169,10 @@ class MimickTaggerNet(nn.Module):
             return tokens.new_zeros((0, self.lstm.hidden_size * 2))
         max_len = int(seq_lengths.max())
         # Scatter the flat tokens into a (n_seqs, max_len, width) batch.
-        mask = torch.arange(max_len).unsqueeze(0) < seq_lengths.unsqueeze(1)
+        mask = torch.arange(max_len, device=tokens.device).unsqueeze(0) < seq_lengths.unsqueeze(1)
         padded = tokens.new_zeros((seq_lengths.numel(), max_len, tokens.shape[1]))
         padded[mask] = tokens
-        packed = pack_padded_sequence(padded, seq_lengths, batch_first=True, enforce_sorted=False)
+        packed = pack_padded_sequence(padded, seq_lengths.cpu(), batch_first=True, enforce_sorted=False)
         output, _ = self.lstm(packed)
         output, _ = pad_packed_sequence(output, batch_first=True, total_length=max_len)
         return output[mask]

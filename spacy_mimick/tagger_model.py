@@ -20,7 +20,7 @@ import spacy
 import torch
 from spacy.tokens import Doc, Token
 from spacy.vectors import Mode, Vectors
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
@@ -371,7 +371,8 @@ def _static_vectors(model: Model, doc: Doc) -> Floats2d:
             data = data.get() if hasattr(data, "get") else data
             vectors[missing[found]] = data[rows[found]]
             missing = missing[~found]
-    vectors[missing] = model.get_param("unk")
+    unk = model.get_param("unk")
+    vectors[missing] = unk.get() if hasattr(unk, "get") else unk  # cupy (GPU) -> numpy
     return vectors
 
 
@@ -429,8 +430,11 @@ def net_forward(
 def _convert_inputs(
     model: Model, X: TaggerInputs, is_train: bool
 ) -> Tuple[ArgsKwargs, Callable]:
+    # The featurizer's arrays are numpy; they go to the torch module's device (the GPU under
+    # `spacy train --gpu-id N`, where thinc's shim has moved the module), whatever it is.
+    device = model.shims[0].device
     args = tuple(
-        torch.from_numpy(array)
+        torch.from_numpy(array).to(device)
         for array in (
             X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words,
             X.shapes, X.spelling,
@@ -444,12 +448,15 @@ def _convert_outputs(
     model: Model, inputs_outputs: Tuple[TaggerInputs, torch.Tensor], is_train: bool
 ) -> Tuple[List[Floats2d], Callable]:
     X, scores = inputs_outputs
-    flat = torch2xp(scores)
+    # Scores come back as numpy on any device: the component's loss and decoding are numpy.
+    flat = scores.detach().cpu().numpy()
     splits = numpy.cumsum(X.lengths)[:-1]
     Y = numpy.split(flat, splits)
 
     def backprop(dY: List[Floats2d]) -> ArgsKwargs:
-        d_scores = xp2torch(numpy.ascontiguousarray(numpy.concatenate(dY), dtype="float32"))
+        d_scores = torch.from_numpy(
+            numpy.ascontiguousarray(numpy.concatenate(dY), dtype="float32")
+        ).to(scores.device)
         return ArgsKwargs(args=([scores],), kwargs={"grad_tensors": [d_scores]})
 
     return Y, backprop

