@@ -22,6 +22,7 @@ SCRIPTS = REPO / "scripts" / "project"
 sys.path.insert(0, str(SCRIPTS))
 
 import data as data_script  # noqa: E402
+import evaluate as evaluate_script  # noqa: E402
 import init_vectors as init_vectors_script  # noqa: E402
 import paper as paper_script  # noqa: E402
 import plots as plots_script  # noqa: E402
@@ -379,3 +380,219 @@ def test_plots_learning_curves(synthetic_metrics, tmp_path):
     assert [round(p[1], 2) for p in points] == [83.5, 83.5, 84.5]  # mean over 3 seeds, x 100
     assert [round(p[2], 2) for p in points] == [1.0, 1.0, 0.0]  # std over seeds
     assert [p[3] for p in points] == [3, 3, 1]
+
+
+# -- spaCy's tagger + morphologizer as a fifth system -----------------------------------------------
+
+# report.py's output for the synthetic metrics (no spaCy runs) before the spaCy baseline existed:
+# a metrics folder without spaCy runs must still render exactly so.
+REPORT_WITHOUT_SPACY = """# Results
+
+Scores x 100 on the test set. Tables 1, 2 and 3 show one run per setting (the lowest seed); **bold** (*italic*): significant improvement (degradation), p < 0.01, of Mimick over No-Char and of Both over char→tag.
+
+## 1. POS tagging accuracy
+
+McNemar's test.
+
+| Treebank | No-Char (5,000) | Mimick (5,000) | char→tag (5,000) | Both (5,000) | N_train (full) | No-Char (full) | Mimick (full) | char→tag (full) | Both (full) |
+|---|---|---|---|---|---|---|---|---|---|
+| en (English-EWT) | 80.00 | **82.50** | 84.00 | *83.50* | 33,000 | 82.00 | **84.50** | 86.00 | *85.50* |
+| Vietnamese-VTB | — | — | — | — | 20,000 | 85.00 | — | 87.00 | — |
+
+## 2. Morphosyntactic attributes: micro-F1
+
+Bootstrapped Z-test over test sentences. — where the treebank has no attributes.
+
+| Treebank | No-Char (5,000) | Mimick (5,000) | char→tag (5,000) | Both (5,000) | N_train (full) | No-Char (full) | Mimick (full) | char→tag (full) | Both (full) |
+|---|---|---|---|---|---|---|---|---|---|
+| en (English-EWT) | 70.00 | 71.00 | 75.00 | **76.00** | 33,000 | 72.00 | 73.00 | 77.00 | **78.00** |
+| Vietnamese-VTB | — | — | — | — | 20,000 | — | — | — | — |
+
+## 3. Gain in POS accuracy from Mimick, 10,000 training tokens
+
+Missing embeddings: test tokens with no pretrained vector (exact or lowercase form). Gains are Mimick − No-Char (w/o char→tag) and Both − char→tag (with), over all test tokens and over the test tokens outside the training vocabulary; **bold**: McNemar's p < 0.01. A treebank without runs of all four variants at 10,000 tokens shows its closest budget that has them.
+
+| Test set | Missing embeddings | Full vocabulary: w/o char→tag | Full vocabulary: with char→tag | OOV (UD): w/o char→tag | OOV (UD): with char→tag |
+|---|---:|---:|---:|---:|---:|
+| en (English-EWT) | 10.0% | **2.50** | **-0.50** | **10.00** | -1.00 |
+
+## 4. Stanford Rare Word similarity
+
+Spearman's ρ x 100; a pair with a missing vector counts with similarity 0.
+
+Pairs file: `rw.txt`; vectors: `glove` (100,000 words x 50 dims).
+
+| Vectors | Emb. dim | Vocab size | In-vocab pairs (N=1500) | All pairs (N=2034) | Pairs with both vectors |
+|---|---:|---:|---:|---:|---:|
+| glove | 50 | 100,000 | 35.0 | 20.0 | 1500 |
+| glove + Mimick (OOV words) | 50 | 100,000 | 35.0 | 30.5 | 2034 |
+| Mimick | 50 | 0 | 19.0 | 18.2 | 2034 |
+
+## 5. All runs (mean ± std over seeds)
+
+| Treebank | Budget | Variant | Seeds | Train tokens | POS acc. | Attr. micro-F1 | OOV (UD) POS acc. | Test tokens w/o vector |
+|---|---:|---|---:|---:|---:|---:|---:|---:|
+| en (English-EWT) | 5,000 | No-Char | 3 | 5,011 | 81.00 ± 1.00 | 71.00 ± 1.00 | 51.00 ± 1.00 | 10.0% |
+| en (English-EWT) | 5,000 | Mimick | 3 | 5,011 | 83.50 ± 1.00 | 72.00 ± 1.00 | 61.00 ± 1.00 | 10.0% |
+| en (English-EWT) | 5,000 | char→tag | 3 | 5,011 | 85.00 ± 1.00 | 76.00 ± 1.00 | 66.00 ± 1.00 | 10.0% |
+| en (English-EWT) | 5,000 | Both | 3 | 5,011 | 84.50 ± 1.00 | 77.00 ± 1.00 | 65.00 ± 1.00 | 10.0% |
+| en (English-EWT) | 10,000 | No-Char | 3 | 10,021 | 81.00 ± 1.00 | 71.00 ± 1.00 | 51.00 ± 1.00 | 10.0% |
+| en (English-EWT) | 10,000 | Mimick | 3 | 10,021 | 83.50 ± 1.00 | 72.00 ± 1.00 | 61.00 ± 1.00 | 10.0% |
+| en (English-EWT) | 10,000 | char→tag | 3 | 10,021 | 85.00 ± 1.00 | 76.00 ± 1.00 | 66.00 ± 1.00 | 10.0% |
+| en (English-EWT) | 10,000 | Both | 3 | 10,021 | 84.50 ± 1.00 | 77.00 ± 1.00 | 65.00 ± 1.00 | 10.0% |
+| en (English-EWT) | full | No-Char | 1 | 33,000 | 82.00 | 72.00 | 52.00 | 10.0% |
+| en (English-EWT) | full | Mimick | 1 | 33,000 | 84.50 | 73.00 | 62.00 | 10.0% |
+| en (English-EWT) | full | char→tag | 1 | 33,000 | 86.00 | 77.00 | 67.00 | 10.0% |
+| en (English-EWT) | full | Both | 1 | 33,000 | 85.50 | 78.00 | 66.00 | 10.0% |
+| Vietnamese-VTB | full | No-Char | 1 | 20,000 | 85.00 | — | 40.00 | 10.0% |
+| Vietnamese-VTB | full | char→tag | 1 | 20,000 | 87.00 | — | 50.00 | 10.0% |
+"""
+
+
+def test_report_without_spacy_runs_is_unchanged(synthetic_metrics):
+    results = report_script.load_results(synthetic_metrics)
+    assert not results.has_variant("spacy")
+    assert report_script.render(results) == REPORT_WITHOUT_SPACY
+
+
+@pytest.fixture()
+def metrics_with_spacy(synthetic_metrics):
+    """The synthetic metrics plus spaCy runs (POS 83 + 2 x seed, attributes 74, OOV 55) at every
+    budget, and one spaCy-vs-Both test at 5,000 tokens (run with spaCy as system A)."""
+    for n, n_train in ((5000, 5010), (10000, 10020), (0, 33000)):
+        for seed in ((0, 1, 2) if n else (0,)):
+            write_run(synthetic_metrics, TREEBANK, "en", n, seed, "spacy", 0.83 + 0.02 * seed, 0.74, 0.55,
+                      n_train + seed)
+    write_sig(synthetic_metrics, TREEBANK, 5000, 0, "spacy", "both", 0.005, 1e-3, 0.02, 0.3, 0.5)
+    return synthetic_metrics
+
+
+def test_report_spacy_column_rows_and_gains(metrics_with_spacy):
+    text = report_script.render(report_script.load_results(metrics_with_spacy))
+    label = "spaCy tagger+morph."
+    for heading in ("## 1. POS tagging accuracy", "## 2. Morphosyntactic attributes"):
+        rows = table(text, heading)
+        assert rows[0].count(label) == 2 and f"{label} (5,000)" in rows[0] and f"{label} (full)" in rows[0]
+        assert all(len(row.split("|")) == len(rows[0].split("|")) for row in rows)
+    pos = table(text, "## 1. POS tagging accuracy")
+    assert next(line for line in pos if line.startswith("| en (English-EWT)")) == (
+        "| en (English-EWT) | 80.00 | **82.50** | 84.00 | *83.50* | 83.00 | 33,000 | 82.00 | **84.50** | 86.00 "
+        "| *85.50* | 83.00 |")
+    assert next(line for line in pos if "Vietnamese" in line).endswith("| 87.00 | — | — |")
+    attr = table(text, "## 2. Morphosyntactic attributes")
+    assert next(line for line in attr if line.startswith("| en (English-EWT)")).endswith("| **78.00** | 74.00 |")
+    # Table 3 (Mimick's gains) is the paper's, unchanged; below it, best Mimick variant - spaCy.
+    gains = table(text, "## 3. Gain in POS accuracy")
+    assert gains[2] == "| en (English-EWT) | 10.0% | **2.50** | **-0.50** | **10.00** | -1.00 |"
+    versus = table(text, f"### Best Mimick variant − {label}")
+    assert "POS: best − spaCy" in versus[0] and len(versus) == 5
+    # Both (mean 84.50) beats Mimick (83.50); spaCy's mean over seeds 0-2 is 85.00. The p-values
+    # come from the seed-0 test, which exists only at 5,000 tokens.
+    assert versus[2] == "| en (English-EWT) | 5,000 | Both | 3 | 84.50 | 85.00 | -0.50 | 0.001 * | 10.00 | 3.00 | 0.3 |"
+    assert versus[3] == "| en (English-EWT) | 10,000 | Both | 3 | 84.50 | 85.00 | -0.50 | — | 10.00 | 3.00 | — |"
+    assert versus[4] == "| en (English-EWT) | full | Both | 1 | 85.50 | 83.00 | 2.50 | — | 11.00 | 4.00 | — |"
+    runs = table(text, "## 5. All runs")
+    spacy_rows = [line for line in runs if f"| {label} |" in line]
+    assert len(spacy_rows) == 3
+    assert f"| en (English-EWT) | 5,000 | {label} | 3 | 5,011 | 85.00 ± 2.00 | 74.00 ± 0.00 | 55.00 ± 0.00 | 10.0% |" in runs
+    # spaCy's rows come after the paper's four of the same budget.
+    assert runs.index(spacy_rows[0]) == 1 + next(i for i, line in enumerate(runs) if "| 5,000 | Both |" in line)
+
+
+def test_report_spacy_only_where_it_ran(metrics_with_spacy):
+    for path in (metrics_with_spacy / TREEBANK).glob("n10000.s*/spacy.json"):
+        path.unlink()
+    # A test run the other way round (Mimick as system A) is found too.
+    write_sig(metrics_with_spacy, TREEBANK, 0, 0, "both", "spacy", -0.025, 2e-4, -0.04, 0.02, 0.5)
+    results = report_script.load_results(metrics_with_spacy)
+    text = report_script.render(results, settings=[10000])
+    assert "spaCy" not in table(text, "## 1. POS tagging accuracy")[0]  # no spaCy run at 10,000 tokens
+    versus = table(text, "### Best Mimick variant")
+    assert [line.split(" | ")[1] for line in versus[2:]] == ["5,000", "full"]
+    assert versus[3].endswith("| 2.50 | 0.0002 * | 11.00 | 4.00 | 0.02 |")
+    # spaCy ran but no Mimick variant did (a treebank without vectors): a column, no comparison row.
+    write_run(metrics_with_spacy, "UD_Vietnamese-VTB", "xx", 0, 0, "spacy", 0.86, None, 0.45, 20000)
+    text = report_script.render(report_script.load_results(metrics_with_spacy), settings=[0])
+    assert next(line for line in table(text, "## 1. POS") if "Vietnamese" in line).endswith("| 87.00 | — | 86.00 |")
+    assert not any("Vietnamese" in line for line in table(text, "### Best Mimick variant"))
+
+
+def test_plots_spacy_fifth_curve(metrics_with_spacy, tmp_path, monkeypatch):
+    figures = []
+    monkeypatch.setattr(plots_script.plt, "close", figures.append)  # keep the figures to inspect
+    plots_script.main([str(metrics_with_spacy), "--output-dir", str(tmp_path / "curves")])
+    assert (tmp_path / "curves" / f"{TREEBANK}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    english = next(fig for fig in figures if TREEBANK in fig._suptitle.get_text())
+    for ax in english.axes:
+        labels = [text.get_text() for text in ax.get_legend().get_texts()]
+        assert labels == ["No-Char", "Mimick", "char→tag", "Both", "spaCy tagger+morph."]
+        spacy_line = ax.containers[4].lines[0]  # the errorbar container's data line
+        assert spacy_line.get_linestyle() == "--"
+        assert [round(y, 2) for y in spacy_line.get_ydata()] in ([85.0, 85.0, 83.0], [74.0, 74.0, 74.0])
+        assert all(c.lines[0].get_linestyle() == "-" for c in ax.containers[:4])
+    vietnamese = next(fig for fig in figures if "Vietnamese" in fig._suptitle.get_text())
+    assert "spaCy" not in [t.get_text() for t in vietnamese.axes[0].get_legend().get_texts()]
+
+
+def first_sentences(path: Path, n: int) -> str:
+    return "\n\n".join(path.read_text(encoding="utf8").split("\n\n")[:n]) + "\n\n"
+
+
+def test_evaluate_spacy_tagger_morphologizer(tmp_path, capsys):
+    """A spaCy tagger + morphologizer trained for 5 steps on 40 EWT sentences with
+    configs/spacy_tagger_morphologizer.cfg: evaluate.py scores it (POS from the morphologizer,
+    attributes, OOV(train), OOV(vec), tag accuracy from the tagger) and skips the missing variants."""
+    from spacy.cli.train import train
+    from spacy.tokens import DocBin
+
+    from spacy_mimick.ud import read_conllu
+
+    ewt = REPO / "assets" / TREEBANK
+    for split, n in (("train", 40), ("dev", 10), ("test", 15)):
+        (tmp_path / f"{split}.conllu").write_text(first_sentences(ewt / f"en_ewt-ud-{split}.conllu", n), encoding="utf8")
+    vectors_nlp = spacy.blank("en")
+    vector_words = set()
+    with gzip.open(REPO / "assets" / "glove.6B.50d.top20k.txt.gz", "rt", encoding="utf8") as f:
+        for line in f:
+            parts = line.rstrip().split(" ")
+            if len(parts) > 2:
+                vectors_nlp.vocab.set_vector(parts[0], numpy.asarray(parts[1:], dtype="float32"))
+                vector_words.add(parts[0])
+            if len(vector_words) == 500:
+                break
+    vectors_nlp.to_disk(tmp_path / "vectors")
+    train(REPO / "configs" / "spacy_tagger_morphologizer.cfg", tmp_path / "training" / "spacy", overrides={
+        "paths.train": str(tmp_path / "train.conllu"), "paths.dev": str(tmp_path / "dev.conllu"),
+        "paths.vectors": str(tmp_path / "vectors"), "training.max_steps": 5, "training.eval_frequency": 5})
+    capsys.readouterr()
+    metrics = tmp_path / "metrics"
+    evaluate_script.main([str(tmp_path / "test.conllu"), str(tmp_path / "training"), str(metrics),
+                          "--train", str(tmp_path / "train.conllu"), "--treebank", TREEBANK, "--lang", "en",
+                          "--n-tokens", "0", "--seed", "0"])
+    out = capsys.readouterr().out
+    for variant in ("nochar", "mimick", "chartag", "both"):
+        assert f"{variant}: no pipeline at" in out and not (metrics / f"{variant}.json").exists()
+    record = json.loads((metrics / "spacy.json").read_text())
+    assert record["variant"] == "spacy" and record["pipeline"] == ["tok2vec", "tagger", "morphologizer"]
+    assert record["vectors"]["width"] == 50
+    scores = record["scores"]
+    # Recompute the scores from the saved predictions and the gold test set.
+    vocab = spacy.blank("en").vocab
+    gold = list(read_conllu(tmp_path / "test.conllu", vocab))
+    pred = list(DocBin().from_disk(metrics / "spacy.spacy").get_docs(vocab))
+    pairs = [(g, p) for gd, pd in zip(gold, pred) for g, p in zip(gd, pd)]
+    assert len(pairs) == record["n_test_tokens"] == scores["n_tokens"] > 200
+    assert all(p.pos_ for _, p in pairs)  # the morphologizer set every token's POS ...
+    assert any(str(p.morph) for _, p in pairs)  # ... and features
+    assert all(p.tag_ for _, p in pairs)  # the tagger's XPOS is kept in the predictions
+    assert scores["pos_acc"] == pytest.approx(sum(g.pos == p.pos for g, p in pairs) / len(pairs))
+    assert scores["tag_acc"] == pytest.approx(sum(g.tag == p.tag for g, p in pairs) / len(pairs))
+    assert 0 < scores["pos_acc"] < 1 and scores["attr_micro_f"] is not None and scores["attr_per_type"]
+    train_words = {t.text for d in read_conllu(tmp_path / "train.conllu", vocab) for t in d}
+    oov_train = [(g, p) for g, p in pairs if g.text not in train_words]
+    assert scores["oov_train_n_tokens"] == len(oov_train) > 0
+    assert scores["oov_train_pos_acc"] == pytest.approx(sum(g.pos == p.pos for g, p in oov_train) / len(oov_train))
+    assert scores["oov_train_attr_micro_f"] is not None
+    oov_vec = [(g, p) for g, p in pairs if g.text not in vector_words and g.text.lower() not in vector_words]
+    assert 0 < scores["oov_vec_n_tokens"] == len(oov_vec) < len(pairs)
+    assert scores["oov_vec_pos_acc"] == pytest.approx(sum(g.pos == p.pos for g, p in oov_vec) / len(oov_vec))

@@ -1,9 +1,9 @@
 """Run trained tagger pipelines on a test set and write the paper's metrics and the predictions.
 
     python scripts/project/evaluate.py TEST.spacy|TEST.conllu MODELS_DIR OUTPUT_DIR --train TRAIN.spacy \
-        [--variants nochar,mimick,chartag,both] [--treebank UD_English-EWT --lang en --n-tokens 5000 --seed 0]
+        [--variants nochar,mimick,chartag,both,spacy] [--treebank UD_English-EWT --lang en --n-tokens 5000 --seed 0]
 
-For each variant whose ``MODELS_DIR/<variant>/model-best`` exists: tag the test sentences (gold
+For each variant whose ``MODELS_DIR/<variant>/model-best`` exists (the others are skipped): tag the test sentences (gold
 words) and write ``OUTPUT_DIR/<variant>.json`` (the scores below plus run facts) and
 ``OUTPUT_DIR/<variant>.spacy`` (the predicted Docs, for ``significance.py``). A variant whose
 JSON is newer than its model and the test file is skipped (``--force`` re-evaluates), so the
@@ -13,6 +13,14 @@ Scores (fractions; see ``spacy_mimick.scorer``): ``pos_acc``, ``attr_micro_p/r/f
 ``attr_macro_f``, ``attr_per_type``, ``morph_acc``, and the same on the tokens outside the
 tagger's training vocabulary (``oov_train_*``, the paper's OOV) and on those without a
 pretrained vector (``oov_vec_*``), from the tagger component's own ``score``.
+
+Variant ``spacy`` is spaCy's own tagger + morphologizer (configs/spacy_tagger_morphologizer.cfg),
+the baseline beside the paper's four. A pipeline without a ``mimick_tagger`` is scored by
+:func:`spacy_mimick.scorer.score_attributes` on the same metrics: POS and attributes from
+``token.pos`` and ``token.morph`` (set by spaCy's morphologizer; its tagger sets only
+``token.tag_``, scored as the extra ``tag_acc``), OOV(train) against the forms of ``--train``
+(the same file the run trained on), OOV(vec) against the pipeline's static vectors (exact or
+lowercase form, as the Mimick taggers' lowercase backoff).
 """
 import argparse
 import json
@@ -23,6 +31,7 @@ from typing import Any, Dict, List, Optional
 
 import spacy
 from spacy.language import Language
+from spacy.scorer import Scorer
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
@@ -32,7 +41,7 @@ from spacy_mimick.ud import read_conllu
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
 
-VARIANTS = ("nochar", "mimick", "chartag", "both")
+VARIANTS = ("nochar", "mimick", "chartag", "both", "spacy")
 
 
 def newest_mtime(path: Path) -> float:
@@ -68,6 +77,9 @@ def evaluate_pipeline(nlp: Language, gold: List[Doc], train_words: Optional[set]
     else:  # any other tagger: the same metrics, OOV = outside the training words if given
         scores = score_attributes(examples, train_words=train_words,
                                   in_vectors=lambda t: t.vocab.has_vector(t.orth) or t.vocab.has_vector(t.lower))
+        if any(nlp.get_pipe_meta(n).factory == "tagger" for n in nlp.pipe_names):
+            # spaCy's tagger predicts the XPOS (token.tag_); POS comes from the morphologizer.
+            scores["tag_acc"] = Scorer.score_token_attr(examples, "tag")["tag_acc"]
     return {"scores": scores, "predicted": predicted, "seconds": seconds}
 
 
@@ -126,7 +138,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             "words_per_second": round(n_test / result["seconds"], 1) if result["seconds"] else None,
             "scores": result["scores"],
         }
-        DocBin(docs=result["predicted"], attrs=["ORTH", "SPACY", "POS", "MORPH"]).to_disk(
+        DocBin(docs=result["predicted"], attrs=["ORTH", "SPACY", "TAG", "POS", "MORPH"]).to_disk(
             args.output_dir / f"{variant}.spacy"
         )
         out_json.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")

@@ -6,6 +6,7 @@ One PNG per treebank (``<treebank>.png``): POS accuracy (left) and attribute mic
 of each variant against the number of training tokens (log scale, from the smallest budget to
 the full training set), the mean over the seeds (random subsamples) with error bars of one
 standard deviation. Reads the run JSON files of ``evaluate.py`` (through ``report.py``).
+spaCy's own tagger + morphologizer (variant ``spacy``), where it ran, is a fifth curve, dashed black.
 """
 import argparse
 import statistics
@@ -24,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from report import LABELS, VARIANTS, Results, load_results  # noqa: E402
 
 PANELS = (("pos_acc", "Part-of-speech tagging (accuracy)"), ("attr_micro_f", "Morphosyntactic attributes (micro-F1)"))
-STYLES = {"nochar": ("tab:gray", "o"), "mimick": ("tab:blue", "s"), "chartag": ("tab:orange", "^"), "both": ("tab:green", "D")}
+# variant: (colour, marker, line style)
+STYLES = {"nochar": ("tab:gray", "o", "-"), "mimick": ("tab:blue", "s", "-"), "chartag": ("tab:orange", "^", "-"),
+          "both": ("tab:green", "D", "-"), "spacy": ("black", "x", "--")}
 
 
 def curve_points(results: Results, treebank: str, variant: str, metric: str) -> List[Tuple[float, float, float, int]]:
@@ -52,11 +55,11 @@ def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
             points = curve_points(results, treebank, variant, metric)
             if not points:
                 continue
-            color, marker = STYLES[variant]
+            color, marker, linestyle = STYLES[variant]
             xs, ys, errs, _ = zip(*points)
             ticks += xs
             ax.errorbar(xs, ys, yerr=errs, label=LABELS[variant], color=color, marker=marker,
-                        capsize=3, linewidth=1.5, markersize=5)
+                        linestyle=linestyle, capsize=3, linewidth=1.5, markersize=5)
             any_line = True
         ax.set_title(title, fontsize=10)
         ax.set_xlabel("training tokens")

@@ -16,6 +16,13 @@ seed and variant), ``significance.py``'s tests and ``rare_word.py``'s results, a
 4. Stanford Rare Word (Table 3), when ``rare_word.json`` exists.
 5. Every run: mean +- standard deviation over seeds (the learning-curve data).
 
+spaCy's own tagger + morphologizer (variant ``spacy``, the baseline beside the paper's four) gets
+a column in tables 1-2, rows in table 5 and, in section 3, the best Mimick variant (Mimick or
+Both, whichever has the higher mean POS accuracy over seeds) minus spaCy at every budget, with
+the p-values of ``significance.py``'s test of the two (``sig-spacy-<variant>.json``) where it
+ran. All of it appears only where some run is a spaCy run: a metrics folder without one
+renders as before.
+
 Tables 1-2 and 5-6 show one run per setting, the lowest seed (the one the significance tests
 compare); scores are x 100.
 """
@@ -27,8 +34,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-VARIANTS = ("nochar", "mimick", "chartag", "both")
-LABELS = {"nochar": "No-Char", "mimick": "Mimick", "chartag": "char→tag", "both": "Both"}
+PAPER_VARIANTS = ("nochar", "mimick", "chartag", "both")
+SPACY = "spacy"  # spaCy's tagger + morphologizer, the baseline outside the paper
+VARIANTS = PAPER_VARIANTS + (SPACY,)
+MIMICK_VARIANTS = ("mimick", "both")  # the variants with Mimick's vectors
+LABELS = {"nochar": "No-Char", "mimick": "Mimick", "chartag": "char→tag", "both": "Both",
+          SPACY: "spaCy tagger+morph."}
 # variant -> (baseline it is tested against)
 PAIRS = {"mimick": "nochar", "both": "chartag"}
 DASH = "—"
@@ -63,6 +74,14 @@ class Results:
         if variant not in PAIRS:
             return None
         return self.sigs.get((treebank, n, self.main_seed(treebank, n), PAIRS[variant], variant))
+
+    def sig_between(self, treebank: str, n: int, a: str, b: str) -> Optional[Dict[str, Any]]:
+        """The main seed's test of ``a`` against ``b``, whichever way round it was run."""
+        seed = self.main_seed(treebank, n)
+        return self.sigs.get((treebank, n, seed, a, b)) or self.sigs.get((treebank, n, seed, b, a))
+
+    def has_variant(self, variant: str, settings: Optional[Sequence[int]] = None) -> bool:
+        return any(key[3] == variant and (settings is None or key[1] in settings) for key in self.runs)
 
 
 def load_results(root: Union[Path, Sequence[Path]]) -> Results:
@@ -116,24 +135,30 @@ def setting_label(n: int) -> str:
     return "Full data" if n == 0 else f"N_train = {n:,}"
 
 
+def shown_variants(results: Results, settings: Optional[Sequence[int]] = None) -> Tuple[str, ...]:
+    """The paper's four, and spaCy's tagger where some run (at ``settings``) has it."""
+    return VARIANTS if results.has_variant(SPACY, settings) else PAPER_VARIANTS
+
+
 def score_table(results: Results, metric: str, p_key: str, delta_key: str, settings: Sequence[int],
                 alpha: float) -> List[str]:
+    variants = shown_variants(results, settings)
     header = ["Treebank"]
     for n in settings:
         if n == 0:
             header.append("N_train (full)")
-        header += [f"{LABELS[v]} ({'full' if n == 0 else f'{n:,}'})" for v in VARIANTS]
+        header += [f"{LABELS[v]} ({'full' if n == 0 else f'{n:,}'})" for v in variants]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for treebank in results.treebanks:
-        if not any(results.run(treebank, n, v) for n in settings for v in VARIANTS):
+        if not any(results.run(treebank, n, v) for n in settings for v in variants):
             continue
         row = [language_label(treebank, results)]
         for n in settings:
             if n == 0:
-                sizes = [r["n_train_tokens"] for v in VARIANTS if (r := results.run(treebank, 0, v))
+                sizes = [r["n_train_tokens"] for v in variants if (r := results.run(treebank, 0, v))
                          and r.get("n_train_tokens") is not None]
                 row.append(f"{sizes[0]:,}" if sizes else DASH)
-            for variant in VARIANTS:
+            for variant in variants:
                 run = results.run(treebank, n, variant)
                 text = pct(run["scores"].get(metric)) if run else DASH
                 sig = results.sig(treebank, n, variant)
@@ -147,7 +172,7 @@ def score_table(results: Results, metric: str, p_key: str, delta_key: str, setti
 def pick_gains_setting(results: Results, treebank: str, wanted: int) -> Optional[int]:
     """``wanted`` if that budget was run with both pairs, else the closest budget that was."""
     complete = [n for n in results.settings(treebank)
-                if all(results.run(treebank, n, v) for v in VARIANTS)]
+                if all(results.run(treebank, n, v) for v in PAPER_VARIANTS)]
     if not complete:
         return None
     if wanted in complete:
@@ -165,7 +190,7 @@ def gains_table(results: Results, wanted: int, alpha: float) -> List[str]:
         n = pick_gains_setting(results, treebank, wanted)
         if n is None:
             continue
-        runs = {v: results.run(treebank, n, v) for v in VARIANTS}
+        runs = {v: results.run(treebank, n, v) for v in PAPER_VARIANTS}
         scores = {v: r["scores"] for v, r in runs.items()}
         base = scores["nochar"]
         missing = (base.get("oov_vec_n_tokens") / base["n_tokens"]
@@ -186,6 +211,55 @@ def gains_table(results: Results, wanted: int, alpha: float) -> List[str]:
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
     lines += ["| " + " | ".join(cells) + " |" for _, cells in sorted(rows, key=lambda r: r[0])]
     return lines if rows else []
+
+
+def seed_means(results: Results, treebank: str, n: int, variant: str, seeds: Sequence[int]) -> Dict[str, Optional[float]]:
+    """Mean over ``seeds`` of the scores the spaCy comparison shows (None where a run lacks one)."""
+    out: Dict[str, Optional[float]] = {}
+    for key in ("pos_acc", "oov_train_pos_acc", "attr_micro_f"):
+        values = [results.runs[(treebank, n, s, variant)]["scores"].get(key) for s in seeds]
+        out[key] = None if not values or any(v is None for v in values) else statistics.mean(values)
+    return out
+
+
+def spacy_gains_table(results: Results, alpha: float) -> List[str]:
+    """Best Mimick variant minus spaCy's tagger + morphologizer at every budget with both: means
+    over the seeds both ran; the best variant is the one with the higher mean POS accuracy."""
+    lines = ["| Test set | Budget | Best Mimick variant | Seeds | POS acc.: best | POS acc.: spaCy "
+             "| POS: best − spaCy | p (McNemar) | OOV (UD) POS: best − spaCy | Attr. micro-F1: best − spaCy "
+             "| p (Z-test) |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for treebank in results.treebanks:
+        for n in results.settings(treebank):
+            spacy_seeds = {key[2] for key in results.runs if key[:2] == (treebank, n) and key[3] == SPACY}
+            candidates = {}
+            for variant in MIMICK_VARIANTS:
+                seeds = sorted(spacy_seeds & {key[2] for key in results.runs
+                                              if key[:2] == (treebank, n) and key[3] == variant})
+                if seeds:
+                    candidates[variant] = (seeds, seed_means(results, treebank, n, variant, seeds))
+            candidates = {v: c for v, c in candidates.items() if c[1]["pos_acc"] is not None}
+            if not candidates:
+                continue
+            best = max(candidates, key=lambda v: candidates[v][1]["pos_acc"])  # ties: Mimick
+            seeds, ours = candidates[best]
+            theirs = seed_means(results, treebank, n, SPACY, seeds)
+
+            def delta(key):
+                a, b = ours[key], theirs[key]
+                return DASH if a is None or b is None else f"{100 * (a - b):.2f}"
+
+            sig = results.sig_between(treebank, n, SPACY, best) or {}
+
+            def p_text(value):
+                return DASH if value is None else f"{value:.2g}" + (" *" if value < alpha else "")
+
+            lines.append(
+                f"| {language_label(treebank, results)} | {'full' if n == 0 else f'{n:,}'} | {LABELS[best]} "
+                f"| {len(seeds)} | {pct(ours['pos_acc'])} | {pct(theirs['pos_acc'])} | {delta('pos_acc')} "
+                f"| {p_text(sig.get('pos_p_value'))} | {delta('oov_train_pos_acc')} | {delta('attr_micro_f')} "
+                f"| {p_text(sig.get('attr_p_value'))} |")
+    return lines if len(lines) > 2 else []
 
 
 def rare_word_table(results: Results) -> List[str]:
@@ -232,7 +306,7 @@ def runs_table(results: Results) -> List[str]:
         groups[(treebank, n, variant)].append(run)
     lines = ["| Treebank | Budget | Variant | Seeds | Train tokens | POS acc. | Attr. micro-F1 | OOV (UD) POS acc. | Test tokens w/o vector |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|"]
-    order = {v: i for i, v in enumerate(VARIANTS)}
+    order = {v: i for i, v in enumerate(VARIANTS)}  # spaCy's runs after the paper's four
     for (treebank, n, variant) in sorted(groups, key=lambda k: (k[0], k[1] == 0, k[1], order.get(k[2], 9), k[2])):
         runs = groups[(treebank, n, variant)]
 
@@ -276,6 +350,15 @@ def render(results: Results, settings: Optional[Sequence[int]] = None, gains_n_t
                 f"{alpha}. A treebank without runs of all four variants at {gains_n_tokens:,} tokens shows "
                 "its closest budget that has them.", ""]
         out += (gains or ["No setting has all four variants."]) + [""]
+        if results.has_variant(SPACY):
+            out += [f"### Best Mimick variant − {LABELS[SPACY]}", "",
+                    "spaCy's own tagger + morphologizer (configs/spacy_tagger_morphologizer.cfg) on the same "
+                    "training data and vectors. Best Mimick variant: Mimick or Both, whichever has the higher mean "
+                    "POS accuracy over the seeds both it and spaCy ran; scores and differences are means over those "
+                    "seeds. p: the lowest seed's McNemar's test (POS) and bootstrapped Z-test (attribute micro-F1) "
+                    "of the two (`significance.py`, sig-spacy-<variant>.json), — where it did not run; * p < "
+                    f"{alpha}.", ""]
+            out += (spacy_gains_table(results, alpha) or ["No budget has runs of spaCy and of Mimick or Both."]) + [""]
     if results.rare_word:
         out += ["## 4. Stanford Rare Word similarity", "",
                 "Spearman's ρ x 100; a pair with a missing vector counts with similarity 0.", ""]
