@@ -55,6 +55,16 @@ def release_model(data_dir: Path, lang: str) -> Optional[Path]:
     return path if path.exists() else None
 
 
+def has_xpos(path: Path) -> bool:
+    """Whether any word of a CoNLL-U file has an XPOS (column 5 other than "_")."""
+    with path.open(encoding="utf-8-sig") as f:
+        for line in f:
+            cols = line.split("\t")
+            if len(cols) == 10 and cols[0].isdigit() and cols[4] != "_":
+                return True
+    return False
+
+
 def count_words(path: Path) -> Tuple[int, int]:
     """Syntactic words (integer IDs) and sentences (words with ID 1) of a CoNLL-U file."""
     words = sentences = 0
@@ -196,7 +206,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         vectors = find_vectors(data_dir, lang, "auto")
         n_train, _ = count_words(folder / f"{prefix}-ud-train.conllu")
         release = None if vectors else release_model(data_dir, lang)
-        plan.append((folder.name, prefix, lang, vectors, release, n_train))
+        xpos = has_xpos(folder / f"{prefix}-ud-train.conllu")
+        plan.append((folder.name, prefix, lang, vectors, release, n_train, xpos))
         if vectors:
             what = f"vectors {vectors}"
         elif release:
@@ -204,14 +215,17 @@ def main(argv: Optional[List[str]] = None) -> None:
         else:
             what = "no vectors and no release model: tagging-only runs with random embeddings"
         print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, {what}")
-    for treebank, prefix, lang, vectors, release, n_train in plan:
+    for treebank, prefix, lang, vectors, release, n_train, xpos in plan:
         run_lang = spacy_lang(lang)
         # "auto" resolves to the same vectors in data.py, unless the language runs as xx.
         vectors_var = "none" if not vectors else ("auto" if run_lang == lang else vectors)
         base = {
             "lang": run_lang, "treebank": treebank, "prefix": prefix, "data_dir": str(args.data_dir),
             "vectors": vectors_var, "gpu_id": args.gpu_id, "release_lang": lang,
-            "spacy_static_vectors": "true" if vectors else "false", **extra,
+            "spacy_static_vectors": "true" if vectors else "false",
+            # spaCy's tagger has no labels without XPOS: the morphologizer alone then.
+            "spacy_config": "configs/spacy_tagger_morphologizer.cfg" if xpos else "configs/spacy_morphologizer.cfg",
+            **extra,
         }
         has_mimick = bool(vectors or release)
         variants = [v for v in (ALL_VARIANTS if has_mimick else NO_VECTOR_VARIANTS) + BASELINES
