@@ -13,7 +13,7 @@ from spacy.tokens import DocBin
 
 from ._cli_app import app
 from .ud import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
-from .user_errors import UserError, user_errors
+from .user_errors import UserError, fail, user_errors
 
 
 def no_sentences(path: Path) -> UserError:
@@ -94,4 +94,6 @@ def tag_cli(
     except ConlluFormatError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
+    except KeyboardInterrupt:
+        fail(f"interrupted: {output_path} not written (a file already there is unchanged)", 130)
     typer.echo(f"{input_path}: tagged {stats.sentences} sentences, {stats.tokens} words -> {output_path}")

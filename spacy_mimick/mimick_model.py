@@ -344,7 +344,8 @@ class MimickModel:
             except ValueError as err:
                 raise MimickModelError(f"{path / name}: not valid JSON (truncated?): {err}") from err
         weights = (path / "model.pt").read_bytes()
-        return cls._assemble(parts["config.json"], parts["features.json"], weights, str(path / "model.pt"))
+        return cls._assemble(parts["config.json"], parts["features.json"], weights, str(path / "model.pt"),
+                             str(path / "config.json"), str(path / "features.json"))
 
     def to_bytes(self) -> bytes:
         self._check_finite()
