@@ -159,7 +159,8 @@ def test_fresh_venv_from_inside_a_users_venv(tmp_path):
     user_python = user_venv / "bin" / "python"
     purelib = Path(run([user_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
     # What `pip install` put into the user's venv: this interpreter's packages, and one of its own.
-    (purelib / "_installed.pth").write_text("\n".join(check_package.site_packages()) + "\n")
+    here = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    (purelib / "_installed.pth").write_text("\n".join(here) + "\n")
     (purelib / "only_in_user_venv.py").write_text("OK = True\n")
     script = textwrap.dedent(f"""
         import sys
