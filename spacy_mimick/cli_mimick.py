@@ -132,6 +132,9 @@ def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
         out += [line.strip() for line in words_file.read_text(encoding="utf8").splitlines() if line.strip()]
     if not out:
         raise typer.BadParameter("give words as arguments or with --words-file")
+    empty = [i + 1 for i, word in enumerate(out) if not word.strip()]
+    if empty:
+        raise UserError(f"word {empty[0]} is empty or only whitespace (expected words to embed)")
     return out
 
 
