@@ -324,7 +324,7 @@ def _(tmp):
 
 
 @scenario("tag-interrupted", "5", "Ctrl-C while tagging, over an existing output", "tag PIPELINE x.conllu y.conllu",
-          "interrupted: ", exit="130")
+          "not written (a file already there is unchanged)", exit="130")
 def _(tmp):
     output = tmp / "y.conllu"
     output.write_text("previous output")
