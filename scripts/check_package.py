@@ -14,6 +14,7 @@ the pipeline's vector table and whether it has a vector (Mimick's for OOV words)
 """
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -94,7 +95,8 @@ def main(argv=None) -> None:
         python = install_in_fresh_venv(args.sdist, tmp)
         elsewhere = tmp / "elsewhere"
         elsewhere.mkdir()
-        out = run([python, "-c", CHECK, name, args.text], cwd=elsewhere)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the venv's copies only
+        out = run([python, "-c", CHECK, name, args.text], cwd=elsewhere, env=env)
     result = json.loads(out.strip().splitlines()[-1])
     if not result["prefix"].startswith(str(tmp)) or not result["spacy_mimick"].startswith(str(tmp)):
         raise SystemExit(f"error: the check did not run on the venv's copies: {result['prefix']}, {result['spacy_mimick']}")

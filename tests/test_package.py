@@ -31,6 +31,7 @@ PACKAGE = "en_mimick_ud_ewt"
 # One torch thread in the subprocesses too (conftest sets it in-process): on 2 busy cores,
 # torch's default of a thread per core makes the LSTMs 100x slower.
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+VENV_ENV = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
 
 
 def run(args, **kwargs) -> str:
@@ -123,7 +124,8 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     python = check_package.install_in_fresh_venv(sdist, tmp_path)
     workdir = tmp_path / "elsewhere"  # not the repository: nothing importable by accident
     workdir.mkdir()
-    out = run([python, "-c", CHECK.format(package=PACKAGE)], cwd=workdir)
+    # Without PYTHONPATH: only what the venv holds can be imported (not a checkout on the path).
+    out = run([python, "-c", CHECK.format(package=PACKAGE)], cwd=workdir, env=VENV_ENV)
     result = json.loads(out.strip().splitlines()[-1])
     site = str(venv.resolve())
     assert result["prefix"] == str(venv) or Path(result["prefix"]).resolve() == venv.resolve()
@@ -172,8 +174,7 @@ def test_fresh_venv_from_inside_a_users_venv(tmp_path):
                                  "print(spacy_mimick.__file__, sys.prefix)"]))
     """)
     (tmp_path / "work").mkdir()
-    env = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}  # only what the venvs hold
-    out = run([user_python, "-c", script], cwd=tmp_path, env=env)
+    out = run([user_python, "-c", script], cwd=tmp_path, env=VENV_ENV)  # only what the venvs hold
     module_file, prefix = out.strip().splitlines()[-1].split()
     assert module_file.startswith(prefix) and prefix == str(tmp_path / "work" / "venv")
 
