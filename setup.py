@@ -36,7 +36,10 @@ setup(
     extras_require={
         # Learning-curve plots in the project's report step.
         "plots": ["matplotlib>=3.7"],
-        "test": ["pytest>=7"],
+        # setuptools >= 70.1 builds wheels itself (bdist_wheel): tests/test_package.py installs
+        # spacy-mimick offline (--no-build-isolation) into a fresh venv, where a venv's bundled
+        # setuptools without the `wheel` package fails with "invalid command 'bdist_wheel'".
+        "test": ["pytest>=7", "setuptools>=70.1"],
     },
     entry_points={
         "spacy_factories": [

@@ -3,8 +3,10 @@
     python scripts/check_package.py packages/ru_mimick_ud_taiga-0.1.0/dist/ru_mimick_ud_taiga-0.1.0.tar.gz \
         "Кошки спали на подоконнике ." [--markdown docs/packages.md]
 
-The venv sees the already installed spaCy and torch (``--system-site-packages``: nothing is
-downloaded) but gets its own spacy-mimick (built from this checkout) and the pipeline package,
+The venv sees the packages of the Python that runs this script (a user's venv or the system's:
+a ``.pth`` file lists its site-packages, so nothing is downloaded; ``--system-site-packages``
+would see the *base* interpreter's, without spaCy, when run from a venv) but gets its own
+spacy-mimick (built from this checkout) and the pipeline package,
 installed with ``pip --no-deps --no-index``; the check runs outside the repository, so only the
 installed copies can be imported. Prints, per token: POS, FEATS, whether the token's form is in
 the pipeline's vector table and whether it has a vector (Mimick's for OOV words). With
@@ -12,12 +14,14 @@ the pipeline's vector table and whether it has a vector (Mimick's for OOV words)
 """
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import List
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,15 +44,35 @@ print(json.dumps({"prefix": sys.prefix, "spacy_mimick": spacy_mimick.__file__,
 
 
 def run(command, **kwargs) -> str:
-    return subprocess.run([str(c) for c in command], check=True, capture_output=True, text=True, **kwargs).stdout
+    """Run ``command``; on failure raise with its whole output (pip's errors included)."""
+    command = [str(c) for c in command]
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed with exit code {result.returncode}:\n"
+                           f"{result.stdout}\n{result.stderr}")
+    return result.stdout
+
+
+def site_packages() -> List[str]:
+    """The site-packages directories of the running Python (its venv's, or the system's)."""
+    return [p for p in sys.path if p.rstrip("/").endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+
+
+def make_venv_seeing_current_packages(venv: Path) -> Path:
+    """A fresh venv (no pip of its own) whose Python also sees the running Python's packages,
+    listed in a ``.pth`` file (after its own, so what is installed into it wins); its python."""
+    run([sys.executable, "-m", "venv", "--without-pip", venv])
+    python = venv / "bin" / "python"
+    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip()
+    Path(purelib).mkdir(parents=True, exist_ok=True)
+    (Path(purelib) / "_parent_site_packages.pth").write_text("\n".join(site_packages()) + "\n", encoding="utf8")
+    return python
 
 
 def install_in_fresh_venv(sdist: Path, tmp: Path) -> Path:
     """A venv in ``tmp/venv`` that sees the installed spaCy and torch but has its own
     spacy-mimick (from this checkout) and the package ``sdist``; returns its python."""
-    venv = tmp / "venv"
-    run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv])
-    python = venv / "bin" / "python"
+    python = make_venv_seeing_current_packages(tmp / "venv")
     source = tmp / "spacy-mimick"
     source.mkdir()
     for file in ("setup.py", "README.md"):
@@ -71,7 +95,8 @@ def main(argv=None) -> None:
         python = install_in_fresh_venv(args.sdist, tmp)
         elsewhere = tmp / "elsewhere"
         elsewhere.mkdir()
-        out = run([python, "-c", CHECK, name, args.text], cwd=elsewhere)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the venv's copies only
+        out = run([python, "-c", CHECK, name, args.text], cwd=elsewhere, env=env)
     result = json.loads(out.strip().splitlines()[-1])
     if not result["prefix"].startswith(str(tmp)) or not result["spacy_mimick"].startswith(str(tmp)):
         raise SystemExit(f"error: the check did not run on the venv's copies: {result['prefix']}, {result['spacy_mimick']}")

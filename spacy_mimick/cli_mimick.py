@@ -11,10 +11,21 @@ from wasabi import msg
 
 from ._cli_app import app
 from .mimick_component import blend_with_table, first_rare_row
-from .mimick_model import MimickModel
+from .mimick_model import MimickModel, check_model_output, is_model_dir
 from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
 from .similarity import evaluate_similarity, read_similarity_pairs
+from .user_errors import UserError, fail, user_errors
 from .vectors_io import WordVectors, read_vectors, write_vectors_text
+
+
+def check_width(model: MimickModel, model_dir: Path, table: WordVectors) -> None:
+    """Refuse a model trained on vectors of another width than ``table``'s."""
+    if model.width != table.dim:
+        raise UserError(
+            f"the Mimick model {model_dir} predicts {model.width}-dimensional vectors but "
+            f"{table.source} has {table.dim}-dimensional ones: use a model trained on these vectors"
+        )
+
 
 def arch_config(arch: str, overrides: Dict[str, str]) -> Dict:
     """``--arch NAME`` plus ``--model.SETTING VALUE`` overrides (spaCy's CLI override syntax)."""
@@ -29,6 +40,7 @@ def arch_config(arch: str, overrides: Dict[str, str]) -> Dict:
 @app.command(
     "train", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
 )
+@user_errors
 def train_cli(
     ctx: typer.Context,
     vectors_path: str = typer.Argument(..., help="Pretrained vectors (text/.gz/.bin/polyglot .pkl/navec .tar/spaCy dir)"),
@@ -55,12 +67,20 @@ def train_cli(
         help="torch CPU threads. 1 is fastest for these small batches unless cores are idle: "
              "with one thread per busy core, LSTM steps slow down many times over"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
+    overwrite: bool = typer.Option(
+        True, "--overwrite/--no-overwrite",
+        help="Replace a Mimick model already in OUTPUT_DIR (said before training; the old model "
+             "stays until the new one is written). A directory holding anything else is never replaced"),
 ):
     """Train a Mimick model that predicts VECTORS_PATH's vectors from spelling.
 
     Defaults: the best model of docs/beyond_mimick.md (character n-gram bag, typo augmentation);
     --paper: the paper's char BiLSTM. Architecture settings are overridden like spaCy configs:
     --model.hidden 100.
+
+    Options and OUTPUT_DIR are checked before the vectors are read. The model is written
+    atomically: a failed write leaves OUTPUT_DIR as it was. Ctrl-C after the first epoch saves
+    the best epoch so far (exit code 130).
     """
     base_arch = PAPER_ARCH if paper else DEFAULT_ARCH
     config = arch_config(arch or base_arch["@architectures"], parse_config_overrides(ctx.args))
@@ -72,16 +92,36 @@ def train_cli(
     )
     if threads < 1:
         raise typer.BadParameter(f"--threads must be >= 1, got {threads}")
+    if limit < 0:
+        raise UserError(f"--limit must be >= 0 (0: all rows), got {limit}")
     import torch  # already loaded by the trainer; set before any op runs
 
     torch.set_num_threads(threads)
     train_config = replace(PAPER_CONFIG if paper else TrainConfig(),
                            **{k: v for k, v in options.items() if v is not None})
+    try:
+        train_config.validate()
+    except ValueError as err:
+        raise UserError(f"bad training option: {err}") from None
+    # OUTPUT_DIR is checked now, not after hours of training.
+    check_model_output(output_dir)
+    if is_model_dir(output_dir) and any(output_dir.iterdir()):
+        if not overwrite:
+            raise UserError(f"{output_dir} holds a Mimick model; pass --overwrite to replace it")
+        msg.warn(f"{output_dir} holds a Mimick model: it will be replaced when training ends "
+                 f"(kept if training fails)")
     vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet)
     msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}; "
              f"architecture {config['@architectures']}")
-    result = train_mimick(vectors, config, train_config, progress=not quiet)
+    try:
+        result = train_mimick(vectors, config, train_config, progress=not quiet)
+    except KeyboardInterrupt:
+        fail(f"interrupted before the first epoch ended: nothing saved ({output_dir} unchanged)", 130)
     result.model.to_disk(output_dir)
+    if result.interrupted:
+        msg.warn(f"Interrupted: saved the best epoch so far (epoch {result.best_epoch}, dev loss "
+                 f"{result.model.meta['dev_loss']:.4f}) to {output_dir}")
+        raise typer.Exit(130)
     msg.good(f"Saved Mimick model to {output_dir} (best epoch {result.best_epoch}, "
              f"dev loss {result.model.meta['dev_loss']:.4f})")
 
@@ -92,10 +132,14 @@ def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
         out += [line.strip() for line in words_file.read_text(encoding="utf8").splitlines() if line.strip()]
     if not out:
         raise typer.BadParameter("give words as arguments or with --words-file")
+    empty = [i + 1 for i, word in enumerate(out) if not word.strip()]
+    if empty:
+        raise UserError(f"word {empty[0]} is empty or only whitespace (expected words to embed)")
     return out
 
 
 @app.command("predict")
+@user_errors
 def predict_cli(
     model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
     words: List[str] = typer.Argument(None, help="Words to embed"),
@@ -131,6 +175,7 @@ def nearest_neighbors(
 
 
 @app.command("neighbors")
+@user_errors
 def neighbors_cli(
     model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
     vectors_path: str = typer.Argument(..., help="The in-vocabulary vectors to search"),
@@ -141,8 +186,11 @@ def neighbors_cli(
 ):
     """Nearest in-vocabulary words (cosine) of Mimick's vectors for WORDS, as a Markdown table."""
     words = _read_words(words or [], words_file)
+    if k < 1 or limit < 0:
+        raise UserError(f"-k must be >= 1 and --limit >= 0, got {k} and {limit}")
     model = MimickModel.from_disk(model_dir)
     table = read_vectors(vectors_path, limit=limit or None)
+    check_width(model, model_dir, table)
     print(neighbors_table(words, model, table, k))
 
 
@@ -158,6 +206,7 @@ def neighbors_table(words: List[str], model: MimickModel, table: WordVectors, k:
 
 
 @app.command("extend")
+@user_errors
 def extend_cli(
     model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
     vectors_path: str = typer.Argument(..., help="The pretrained vectors"),
@@ -172,6 +221,7 @@ def extend_cli(
     This is how the original release fed the tagger; spaCy users can run `spacy init vectors` on
     the output. Without --all-rows only the words of the given vocabulary are written.
     """
+    model = MimickModel.from_disk(model_dir)  # a bad model fails before the corpus is read
     vocab: List[str] = _read_words([], words_file) if words_file is not None else []
     if conllu:
         from .ud import read_conllu  # imported lazily: only this option needs it
@@ -183,7 +233,7 @@ def extend_cli(
     if not vocab and not all_rows:
         raise typer.BadParameter("give --conllu files, --words-file, or --all-rows")
     table = read_vectors(vectors_path)
-    model = MimickModel.from_disk(model_dir)
+    check_width(model, model_dir, table)
     words, matrix, n_oov = extend_vectors(table, model, vocab, all_rows=all_rows,
                                           lowercase_backoff=lowercase_backoff)
     write_vectors_text(output, words, matrix)
@@ -264,6 +314,7 @@ def similarity_lookups(
 
 
 @app.command("similarity")
+@user_errors
 def similarity_cli(
     pairs_path: Path = typer.Argument(..., help="Word-similarity file (Rare Word, SimLex, MEN, WS-353, ...)"),
     vectors_path: str = typer.Argument(..., help="Pretrained vectors"),
@@ -272,12 +323,25 @@ def similarity_cli(
     refine_rare: float = typer.Option(0.5, "--refine-rare", help="Share of the table's rarest rows refined in the last row (mimick_vectors' refine_rare)"),
 ):
     """Spearman's rho x 100 on a similarity set: vectors alone, vectors + Mimick, Mimick alone."""
-    pairs = read_similarity_pairs(pairs_path)
-    table = read_vectors(vectors_path)
+    try:
+        pairs = read_similarity_pairs(pairs_path)
+    except UnicodeDecodeError as err:
+        raise UserError(f"{pairs_path}: not UTF-8 ({err.reason} at byte {err.start})") from None
+    except ValueError as err:  # its messages name the file and line
+        raise UserError(str(err)) from None
+    if not 0 <= refine_rare < 1:
+        raise UserError(f"--refine-rare must be in [0, 1), got {refine_rare}")
     model = MimickModel.from_disk(model_dir) if model_dir else None
+    table = read_vectors(vectors_path)
+    if model is not None:
+        check_width(model, model_dir, table)
     words = [w for p in pairs for w in (p.word1, p.word2)]
     in_vocab = [p for p in pairs if all(table.get(w.lower() if lowercase else w) is not None
                                         for w in (p.word1, p.word2))]
+    if not in_vocab:
+        msg.warn(f"none of the {len(pairs)} pairs of {pairs_path} has both words in {vectors_path}"
+                 f"{' (lowercased)' if lowercase else ''}: the in-vocabulary column is empty (nan)"
+                 f"{'' if model is not None else ' and every pair scores 0; pass --model'}")
     print(f"| vectors | all pairs (N={len(pairs)}) | in-vocabulary pairs (N={len(in_vocab)}) | pairs covered |")
     print("|---|---|---|---|")
     for name, lookup in similarity_lookups(table, model, words, lowercase, refine_rare).items():

@@ -13,9 +13,17 @@ from spacy.tokens import DocBin
 
 from ._cli_app import app
 from .ud import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
+from .user_errors import UserError, fail, user_errors
+
+
+def no_sentences(path: Path) -> UserError:
+    return UserError(f"{path}: no sentences (the file is empty or holds only comments and blank "
+                     f"lines; expected CoNLL-U word lines)")
+
 
 
 @app.command("convert")
+@user_errors
 def convert_cli(
     input_paths: List[Path] = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U file(s)"),
     output_dir: Path = typer.Option(Path("."), "--output-dir", "-o", file_okay=False, help="Output folder"),
@@ -24,23 +32,32 @@ def convert_cli(
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the subsample"),
 ) -> None:
     """Convert each INPUT to OUTPUT_DIR/<name>.spacy (<name>.n<N>.s<SEED>.spacy when subsampled)."""
+    name_of = {path: path.stem + (f".n{n_tokens}.s{seed}" if n_tokens > 0 else "") for path in input_paths}
+    first: dict = {}
+    for path, name in name_of.items():
+        if name in first and first[name] != path:
+            raise UserError(f"{first[name]} and {path} would both be written to "
+                            f"{output_dir / (name + '.spacy')}: convert them in separate runs "
+                            f"with different --output-dir")
+        first.setdefault(name, path)
     vocab = spacy.blank(lang).vocab
     output_dir.mkdir(parents=True, exist_ok=True)
-    for path in input_paths:
+    for path in dict.fromkeys(input_paths):
         stats = ConlluStats()
         try:
             docs = list(read_conllu(path, vocab, stats=stats))
         except ConlluFormatError as err:
             typer.echo(f"error: {err}", err=True)
             raise typer.Exit(1)
+        if not docs:
+            raise no_sentences(path)
         typer.echo(
             f"{path}: {stats.sentences} sentences, {stats.tokens} tokens, "
             f"{stats.multiword_ranges} multiword ranges, {stats.empty_nodes} empty nodes skipped"
         )
-        name = path.stem
+        name = name_of[path]
         if n_tokens > 0:
             docs = subsample_by_tokens(docs, n_tokens, seed)
-            name = f"{name}.n{n_tokens}.s{seed}"
             typer.echo(f"  subsample (>= {n_tokens} tokens, seed {seed}): "
                        f"{len(docs)} sentences, {sum(len(doc) for doc in docs)} tokens")
         output = output_dir / f"{name}.spacy"
@@ -49,6 +66,7 @@ def convert_cli(
 
 
 @app.command("tag")
+@user_errors
 def tag_cli(
     pipeline: str = typer.Argument(..., help="Trained pipeline (package name or directory)"),
     input_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U file to tag"),
@@ -59,10 +77,23 @@ def tag_cli(
     (FEATS sorted as UD requires) and everything else unchanged, ready for UD's evaluation script."""
     from .ud import tag_conllu
 
+    if batch_size < 1:
+        raise UserError(f"--batch-size must be >= 1, got {batch_size}")
+    if output_path.exists() and output_path.samefile(input_path):
+        raise UserError(f"{output_path} is the input file: refusing to write over it (expected "
+                        f"another output path; the output is the input with predicted UPOS and FEATS)")
     nlp = spacy.load(pipeline)
+    taggers = [name for name in nlp.pipe_names
+               if {"token.pos", "token.morph"} & set(nlp.get_pipe_meta(name).assigns)]
+    if not taggers:
+        raise UserError(f"the pipeline {pipeline} has no component that predicts UPOS or FEATS "
+                        f"(components: {', '.join(nlp.pipe_names) or 'none'}; expected a tagger, "
+                        f"e.g. mimick_tagger)")
     try:
         stats = tag_conllu(nlp, input_path, output_path, batch_size=batch_size)
     except ConlluFormatError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)
+    except KeyboardInterrupt:
+        fail(f"interrupted: {output_path} not written (a file already there is unchanged)", 130)
     typer.echo(f"{input_path}: tagged {stats.sentences} sentences, {stats.tokens} words -> {output_path}")

@@ -1,9 +1,11 @@
 """The ``mimick_vectors`` pipeline component: Mimick vectors for tokens the static table lacks.
 
-For each token whose form has no row in ``nlp.vocab.vectors`` the component supplies a vector:
+For each token whose form has no row in ``nlp.vocab.vectors`` (whitespace tokens excepted: as
+in spaCy, they have no vector) the component supplies a vector:
 first the row of its lowercase form (``lowercase_backoff``), else Mimick's prediction from its
 spelling. Each unique OOV form is predicted once per batch of docs, and kept in a bounded LRU
-cache across batches. In-vocabulary tokens keep their own vectors.
+cache across batches (each vector is its own read-only array, so the cache holds at most
+``cache_size`` rows). In-vocabulary tokens keep their own vectors.
 
 Where the vectors live:
 - ``doc.user_data["spacy_mimick.oov_vectors"]``: ``{form: float32 vector}``. This is the
@@ -76,6 +78,18 @@ def _token_has_vector(token: Token) -> bool:
     if token.text in get_oov_table(token.doc):
         return True
     return mimick_only_width(token.doc) is None and token.vocab.has_vector(token.orth)
+
+
+def _frozen(vector: numpy.ndarray) -> numpy.ndarray:
+    """``vector`` made read-only: the component's vectors are shared by the cache and every
+    doc holding the word, so editing one in place is refused."""
+    vector.flags.writeable = False
+    return vector
+
+
+def _read_only(vector: numpy.ndarray) -> numpy.ndarray:
+    """A read-only view of a row of the vectors table (the table itself stays writable)."""
+    return _frozen(vector.view())
 
 
 def _mean_vector(tokens: Union[Doc, Span]) -> numpy.ndarray:
@@ -310,10 +324,9 @@ class MimickVectors(Pipe):
             for token in doc:
                 if predict_all and token.text not in spelling:
                     spelling[token.text] = self._cached(token.text)
-                if mimick_only:
-                    if token.is_space:  # spaCy gives whitespace no vector either
-                        continue
-                elif token.orth in key2row:
+                if token.is_space:
+                    continue  # whitespace tokens get no vector, as in spaCy
+                if not mimick_only and token.orth in key2row:
                     continue
                 form = token.text
                 forms.append(form)
@@ -322,7 +335,7 @@ class MimickVectors(Pipe):
                 # The backoff row comes first: the cache may also hold this form's Mimick
                 # prediction (predict_all caches every form), which must not replace it.
                 if backoff and token.lower in key2row:
-                    needed[form] = self.vocab.vectors[token.lower]
+                    needed[form] = _read_only(self.vocab.vectors[token.lower])
                 else:
                     needed[form] = self._cached(form)
             per_doc.append(forms)
@@ -331,7 +344,10 @@ class MimickVectors(Pipe):
             + [form for form, vec in spelling.items() if vec is None]
         ))
         if missing:
-            predicted = model.predict(missing)
+            # One read-only copy per row: a view would keep the whole batch's prediction
+            # matrix alive as long as the cache or any doc holds one of its rows, and writing
+            # into a token's vector must not change what later docs get.
+            predicted = [_frozen(row.copy()) for row in model.predict(missing)]
             for form, vector in zip(missing, predicted):
                 if form in needed and needed[form] is None:
                     needed[form] = vector

@@ -14,6 +14,8 @@ Directory layout (``MimickModel.to_disk``)::
 """
 import io
 import os
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -236,25 +238,28 @@ class MimickModel:
     def _features_json(self) -> Dict[str, Any]:
         return {name: vocab.to_json() for name, vocab in self.features.items()}
 
-    @staticmethod
-    def _features_from_json(data: Dict[str, Any]) -> Dict[str, Any]:
-        loaders = {"chars": CharVocab.from_json, "ngrams": NgramVocab.from_json}
-        return {name: loaders[name](value) for name, value in data.items()}
-
     def _weights_bytes(self) -> bytes:
         buf = io.BytesIO()
         torch.save(self.module.state_dict(), buf)
         return buf.getvalue()
 
     @classmethod
-    def _assemble(cls, config: Dict, features: Dict, weights: bytes, where: str) -> "MimickModel":
-        if config.get("format_version") != FORMAT_VERSION:
+    def _assemble(cls, config: Any, features: Any, weights: bytes, where: str,
+                  config_where: Optional[str] = None, features_where: Optional[str] = None) -> "MimickModel":
+        config_where = config_where or where
+        features_where = features_where or where
+        _check_config(config, config_where)
+        try:
+            spec = resolve_architecture(config["architecture"])
+        except MimickModelError as err:
+            raise MimickModelError(f"{config_where}: {err}") from None
+        except Exception as err:  # spaCy's registry: unknown name, bad setting
             raise MimickModelError(
-                f"{where}: unsupported Mimick model format {config.get('format_version')!r} "
-                f"(this version of spacy-mimick reads format {FORMAT_VERSION})"
-            )
+                f"{config_where}: the architecture {config['architecture']!r} cannot be built "
+                f"(expected a registered Mimick architecture and its settings): {err}"
+            ) from None
         model = cls(
-            config["architecture"], config["width"], cls._features_from_json(features),
+            config["architecture"], config["width"], _features_from_json(features, spec, features_where),
             meta=config.get("meta"),
         )
         try:
@@ -264,14 +269,63 @@ class MimickModel:
             raise MimickModelError(
                 f"{where}: the weights could not be loaded (truncated or corrupt file?): {err}"
             ) from err
+        bad = model.non_finite_weights()
+        if bad:
+            raise MimickModelError(
+                f"{where}: the weights hold NaN or infinite values (in {', '.join(bad[:3])}): "
+                f"the model was saved from a diverged training; train it again"
+            )
         return model
 
+    def non_finite_weights(self) -> List[str]:
+        """Names of the parameters (and ``meta["output_scale"]``) holding NaN or inf."""
+        bad = [name for name, value in self.module.state_dict().items()
+               if value.is_floating_point() and not bool(torch.isfinite(value).all())]
+        scale = self.meta.get("output_scale")
+        if scale is not None and not numpy.isfinite(scale):
+            bad.append("meta.output_scale")
+        return bad
+
+    def _check_finite(self) -> None:
+        bad = self.non_finite_weights()
+        if bad:
+            raise MimickModelError(
+                f"refusing to save a Mimick model whose weights hold NaN or infinite values "
+                f"(in {', '.join(bad[:3])}): its training diverged"
+            )
+
     def to_disk(self, path: Union[str, Path]) -> None:
+        """Write the model to the directory ``path``, atomically: the files are written to a
+        temporary directory beside it, which then replaces ``path``. A write that fails midway
+        (disk full, a file size limit) leaves a previous model at ``path`` as it was.
+
+        ``path`` may be missing, empty or hold a Mimick model (which is replaced); anything else
+        is refused rather than deleted.
+        """
         path = Path(path)
-        path.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(path / "config.json", self._config())
-        srsly.write_json(path / "features.json", self._features_json())
-        (path / "model.pt").write_bytes(self._weights_bytes())
+        self._check_finite()
+        check_model_output(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        try:
+            srsly.write_json(tmp / "config.json", self._config())
+            srsly.write_json(tmp / "features.json", self._features_json())
+            (tmp / "model.pt").write_bytes(self._weights_bytes())
+            os.chmod(tmp, 0o777 & ~_umask())
+            if path.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+                os.replace(path, old / "model")
+                try:
+                    os.replace(tmp, path)
+                except BaseException:
+                    os.replace(old / "model", path)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "MimickModel":
@@ -290,9 +344,11 @@ class MimickModel:
             except ValueError as err:
                 raise MimickModelError(f"{path / name}: not valid JSON (truncated?): {err}") from err
         weights = (path / "model.pt").read_bytes()
-        return cls._assemble(parts["config.json"], parts["features.json"], weights, str(path / "model.pt"))
+        return cls._assemble(parts["config.json"], parts["features.json"], weights, str(path / "model.pt"),
+                             str(path / "config.json"), str(path / "features.json"))
 
     def to_bytes(self) -> bytes:
+        self._check_finite()
         return srsly.msgpack_dumps({
             "config": self._config(), "features": self._features_json(),
             "weights": self._weights_bytes(),
@@ -304,4 +360,76 @@ class MimickModel:
             msg = srsly.msgpack_loads(data)
         except Exception as err:
             raise MimickModelError(f"Mimick model bytes could not be decoded (truncated?): {err}") from err
+        if not isinstance(msg, dict) or not {"config", "features", "weights"} <= set(msg):
+            raise MimickModelError("Mimick model bytes: expected config, features and weights")
         return cls._assemble(msg["config"], msg["features"], msg["weights"], "Mimick model bytes")
+
+
+MODEL_FILES = ("config.json", "features.json", "model.pt")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def is_model_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory holding nothing but (some of) a Mimick model's files."""
+    return path.is_dir() and all(child.name in MODEL_FILES for child in path.iterdir())
+
+
+def check_model_output(path: Union[str, Path]) -> None:
+    """Raise MimickModelError unless a model can be written to ``path`` without destroying
+    anything else: it must be missing, an empty directory or a Mimick model directory."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise MimickModelError(f"{path}: exists and is not a directory (expected a directory for the "
+                               f"Mimick model's config.json, features.json and model.pt)")
+    if path.is_dir() and not is_model_dir(path):
+        others = sorted(child.name for child in path.iterdir() if child.name not in MODEL_FILES)
+        raise MimickModelError(
+            f"{path}: not empty and not a Mimick model (it holds {', '.join(others[:3])}"
+            f"{', ...' if len(others) > 3 else ''}); refusing to replace it: choose a new directory"
+        )
+
+
+def _check_config(config: Any, where: str) -> None:
+    """Refuse a config.json that is valid JSON but not a Mimick model's config."""
+    if not isinstance(config, dict):
+        raise MimickModelError(f"{where}: expected a JSON object, found {type(config).__name__}")
+    if config.get("format_version") != FORMAT_VERSION:
+        raise MimickModelError(
+            f"{where}: unsupported Mimick model format {config.get('format_version')!r} "
+            f"(this version of spacy-mimick reads format {FORMAT_VERSION})"
+        )
+    arch = config.get("architecture")
+    if not isinstance(arch, dict) or not isinstance(arch.get("@architectures"), str):
+        raise MimickModelError(f"{where}: missing 'architecture' (expected an object with "
+                               f"'@architectures', e.g. {{\"@architectures\": \"spacy_mimick.Mimick.v1\"}})")
+    width = config.get("width")
+    if not isinstance(width, int) or isinstance(width, bool) or width < 1:
+        raise MimickModelError(f"{where}: 'width' is {width!r}, expected a positive integer")
+    if not isinstance(config.get("meta", {}), dict):
+        raise MimickModelError(f"{where}: 'meta' must be a JSON object")
+
+
+_VOCAB_KEYS = {"chars": ("chars",), "ngrams": ("ngrams", "n_min", "n_max")}
+
+
+def _features_from_json(data: Any, spec: MimickSpec, where: str) -> Dict[str, Any]:
+    """The spelling vocabularies of features.json, checked against what ``spec`` needs."""
+    if not isinstance(data, dict):
+        raise MimickModelError(f"{where}: expected a JSON object, found {type(data).__name__}")
+    needed = [name for name, used in (("chars", spec.uses_chars), ("ngrams", spec.uses_ngrams)) if used]
+    for name in needed:
+        value = data.get(name)
+        if not isinstance(value, dict):
+            raise MimickModelError(f"{where}: missing {name!r} (the architecture needs the "
+                                   f"{', '.join(repr(n) for n in needed)} vocabularies)")
+        missing = [key for key in _VOCAB_KEYS[name] if key not in value]
+        if missing or not isinstance(value.get(name), list):
+            raise MimickModelError(f"{where}: {name!r} lacks {missing or [name]} (expected "
+                                   f"{', '.join(_VOCAB_KEYS[name])})")
+    loaders = {"chars": CharVocab.from_json, "ngrams": NgramVocab.from_json}
+    return {name: loaders[name](data[name]) for name in needed}

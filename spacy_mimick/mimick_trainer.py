@@ -105,6 +105,21 @@ class TrainConfig:
     contrastive_weight: float = 0.1
 
     def validate(self) -> None:
+        """Raise ValueError for settings that would fail or diverge later (checked before the
+        vectors are read, so a bad option costs nothing)."""
+        for name in ("max_epochs", "batch_size", "patience"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+        for name in ("learning_rate", "sparse_learning_rate"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+        for name in ("grad_clip", "contrastive_weight", "typo_prob", "dev_fraction", "temperature"):
+            if not math.isfinite(getattr(self, name)):
+                raise ValueError(f"{name} must be a finite number, got {getattr(self, name)!r}")
+        if self.grad_clip < 0 or self.contrastive_weight < 0 or self.max_words < 0:
+            raise ValueError("grad_clip, contrastive_weight and max_words must be >= 0")
         if self.loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}, got {self.loss!r}")
         if not 0 < self.dev_fraction < 0.5:
@@ -115,6 +130,36 @@ class TrainConfig:
             raise ValueError(f"temperature must be > 0, got {self.temperature}")
         if self.negatives < 0:
             raise ValueError(f"negatives must be >= 0, got {self.negatives}")
+
+
+class TrainingError(ValueError):
+    """Training cannot go on (non-finite loss); the message names the likely cause."""
+
+
+# Squared norms of float32 rows above this overflow (float32's max is 3.4e38): the loss of
+# such a row is inf from the first step.
+_MAX_SQUARED_NORM = 1e37
+
+
+def _largest_rows(vectors: WordVectors, targets: numpy.ndarray, k: int = 3) -> str:
+    """The ``k`` rows of largest norm, as "'word' (row N, max |value| X)" for error messages."""
+    peak = numpy.abs(targets.astype("float64")).max(axis=1)
+    order = numpy.argsort(-peak, kind="stable")[:k]
+    return ", ".join(f"{vectors.words[i]!r} (row {i + 1}, max |value| {peak[i]:.3g})" for i in order)
+
+
+def check_trainable(vectors: WordVectors, targets: numpy.ndarray) -> None:
+    """Refuse rows whose squared norm overflows float32: training on them gives an inf loss,
+    then NaN weights. Their values are finite, so the readers accept them."""
+    squared = (targets.astype("float64") ** 2).sum(axis=1)
+    bad = numpy.flatnonzero(~(squared < _MAX_SQUARED_NORM))
+    if len(bad):
+        raise TrainingError(
+            f"{vectors.source}: {len(bad)} row(s) have values too large to train on (squared norm "
+            f"above {_MAX_SQUARED_NORM:.0e}, which overflows float32), e.g. "
+            + ", ".join(f"{vectors.words[i]!r} (row {i + 1})" for i in bad[:3])
+            + ": expected ordinary word vectors (|values| well below 1e18); fix or drop these rows"
+        )
 
 
 @dataclass
@@ -133,6 +178,8 @@ class TrainResult:
     best_epoch: int = 0
     n_train: int = 0
     n_dev: int = 0
+    # Set when training was interrupted (Ctrl-C): the model is the best epoch so far.
+    interrupted: bool = False
 
 
 PAPER_CONFIG = TrainConfig(max_epochs=30, patience=3, typo_prob=0.0)
@@ -262,7 +309,11 @@ def train_mimick(
     """Train a Mimick model to reproduce ``vectors`` from spelling; early stopping on dev loss.
 
     Returns the model of the best dev epoch. ``vectors`` must be free of NaN/inf (the readers in
-    ``vectors_io`` guarantee it) and non-empty.
+    ``vectors_io`` guarantee it) and non-empty. Raises TrainingError, naming the rows of largest
+    values, for rows too large to train on and as soon as a loss is not finite (the training has
+    diverged: no model is returned). On KeyboardInterrupt (Ctrl-C) after at least one epoch,
+    training stops and the best epoch so far is returned with ``interrupted=True``; before that,
+    the KeyboardInterrupt propagates.
     """
     config = config or TrainConfig()
     config.validate()
@@ -279,6 +330,7 @@ def train_mimick(
     if config.normalize_targets:
         norms = numpy.linalg.norm(targets, axis=1, keepdims=True)
         targets = targets / numpy.maximum(norms, 1e-8)
+    check_trainable(vectors, targets)
     weights = word_weights(vectors) if config.freq_weight else numpy.ones(len(words), "float32")
     train_idx, dev_idx = split_dev(len(words), config.dev_fraction, config.seed)
 
@@ -321,27 +373,49 @@ def train_mimick(
     best = math.inf
     best_state = None
     bad_epochs = 0
+
+    def diverged(what: str, epoch: int) -> TrainingError:
+        return TrainingError(
+            f"{vectors.source}: the {what} is not finite in epoch {epoch} (training diverged; "
+            f"nothing was saved). Likely causes: rows with huge values, the largest being "
+            f"{_largest_rows(vectors, targets)}; or a learning rate too high "
+            f"(--lr {config.learning_rate:g}, --sparse-lr {config.sparse_learning_rate:g})"
+        )
+
     for epoch in range(1, config.max_epochs + 1):
-        start = time.perf_counter()
-        model.module.train()
-        total, seen = 0.0, 0
-        batches = batcher.batches(train_idx, config.batch_size, np_rng, shuffle=True)
-        bar = tqdm(batches, desc=f"epoch {epoch}", disable=not progress, leave=False, unit="batch")
-        for idx in bar:
-            batch = batcher.featurize(idx, config.typo_prob, py_rng)
-            pred = model.module(batch)
-            losses = objective(pred, target_t[idx], config.loss, scale, config, draw_negatives()) * weight_t[idx]
-            loss = losses.mean()
-            optimizer.zero_grad()
-            loss.backward()
-            if config.grad_clip:
-                dense = [p for p in model.module.parameters() if p.grad is not None and not p.grad.is_sparse]
-                torch.nn.utils.clip_grad_norm_(dense, config.grad_clip)
-            optimizer.step()
-            total += losses.sum().item()
-            seen += len(idx)
-        seconds = time.perf_counter() - start
-        dev = dev_loss()
+        try:
+            start = time.perf_counter()
+            model.module.train()
+            total, seen = 0.0, 0
+            batches = batcher.batches(train_idx, config.batch_size, np_rng, shuffle=True)
+            bar = tqdm(batches, desc=f"epoch {epoch}", disable=not progress, leave=False, unit="batch")
+            for idx in bar:
+                batch = batcher.featurize(idx, config.typo_prob, py_rng)
+                pred = model.module(batch)
+                losses = objective(pred, target_t[idx], config.loss, scale, config, draw_negatives()) * weight_t[idx]
+                loss = losses.mean()
+                batch_total = losses.sum().item()
+                if not math.isfinite(batch_total):
+                    raise diverged("training loss", epoch)
+                optimizer.zero_grad()
+                loss.backward()
+                if config.grad_clip:
+                    dense = [p for p in model.module.parameters() if p.grad is not None and not p.grad.is_sparse]
+                    torch.nn.utils.clip_grad_norm_(dense, config.grad_clip)
+                optimizer.step()
+                total += batch_total
+                seen += len(idx)
+            seconds = time.perf_counter() - start
+            dev = dev_loss()
+        except KeyboardInterrupt:
+            if best_state is None:
+                raise
+            log(f"interrupted in epoch {epoch}: keeping the best epoch so far, {result.best_epoch} "
+                f"(dev loss {best:.4f})")
+            result.interrupted = True
+            break
+        if not math.isfinite(dev):
+            raise diverged("dev loss", epoch)
         row = EpochResult(epoch, total / seen, dev, seconds, seen / seconds)
         result.history.append(row)
         improved = dev < best - 1e-6

@@ -11,15 +11,18 @@ Tokenization is UD's gold *syntactic words* (integer IDs), one ``Doc`` per sente
 * ``SpaceAfter=No`` in MISC -> no whitespace after the word, otherwise one space (spaCy tokens
   carry a single optional space, so ``SpacesAfter=...`` just means "some whitespace").
 
-Anything else malformed (another kind of ID, missing columns, ill-formed FEATS, HEAD out of
-range, unknown UPOS, ...) raises :class:`ConlluFormatError` naming the file and line. The
+Anything else malformed (bytes that are not UTF-8, a line of only whitespace, another kind of
+ID, missing columns, ill-formed FEATS, HEAD out of range, pointing at its own word or forming a
+cycle, unknown UPOS, ...) raises :class:`ConlluFormatError` naming the file and line. The
 ``conllu`` package's own exceptions are wrapped the same way.
 """
+import os
 import random
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple, Union
+from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple, Union
 
 import conllu
 import spacy
@@ -29,6 +32,8 @@ from spacy.parts_of_speech import IDS as UPOS_IDS
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.vocab import Vocab
+
+from .user_errors import UserError
 
 SENT_ID_KEY = "spacy_mimick.sent_id"
 MULTIWORD_KEY = "spacy_mimick.multiword_tokens"
@@ -64,28 +69,51 @@ class _TrackedLines:
     ``conllu`` reports no line numbers. ``parse_incr`` pulls lines until a blank line closes a
     sentence block, then parses that block and yields it (or raises) before reading on, so when
     a sentence (or an exception) comes out, ``block`` holds that sentence's ``(line_no, text)``.
+
+    The file is read as bytes and decoded here, line by line, so that bytes that are not UTF-8
+    and lines of only whitespace (which ``conllu`` would take for a sentence break, splitting
+    the sentence) are reported at their own line.
     """
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: BinaryIO, path: Path) -> None:
         self._stream = stream
+        self._path = path
         self.read = stream.read  # parse_incr only checks that the attribute exists
         self.block: List[Tuple[int, str]] = []
         self._in_block = False
 
     def __iter__(self) -> Iterator[str]:
-        for line_no, line in enumerate(self._stream, start=1):
+        for line_no, raw in enumerate(self._stream, start=1):
+            line = _decode_line(raw, self._path, line_no)
             if line.strip():
                 if not self._in_block:
                     self.block = []
                     self._in_block = True
                 self.block.append((line_no, line.rstrip("\r\n")))
             else:
+                if line.strip("\r\n"):
+                    raise ConlluFormatError(
+                        self._path, line_no, f"a line of only whitespace ({line.rstrip(chr(10))!r}): "
+                        f"expected an empty line (between sentences) or a word line"
+                    )
                 self._in_block = False
             yield line
 
     def token_lines(self) -> List[Tuple[int, str]]:
         """The current block's non-comment lines, in the order conllu parses them."""
         return [(n, text) for n, text in self.block if not text.strip().startswith("#")]
+
+
+def _decode_line(raw: bytes, path: Path, line_no: int) -> str:
+    """One line of a CoNLL-U file as text (UTF-8; a BOM on the first line is dropped)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConlluFormatError(
+            path, line_no, f"byte(s) {raw[err.start:err.end]!r} at column {err.start + 1} are not "
+            f"UTF-8 (expected a UTF-8 file, as CoNLL-U requires; convert it with iconv)"
+        ) from None
+    return line[1:] if line_no == 1 and line.startswith("\ufeff") else line
 
 
 def read_conllu(
@@ -104,8 +132,8 @@ def read_conllu(
     words (only comments) are skipped. ``stats``, if given, is updated as sentences are read.
     """
     path = Path(path)
-    with path.open(encoding="utf-8-sig") as stream:  # tolerate a BOM
-        lines = _TrackedLines(stream)
+    with path.open("rb") as stream:
+        lines = _TrackedLines(stream, path)
         sentences = conllu.parse_incr(lines)
         n_read = 0
         while not limit or n_read < limit:
@@ -212,6 +240,11 @@ def _sentence_to_doc(
     for i, head in enumerate(heads):
         if head is not None and not 0 <= head <= len(words):
             raise ConlluFormatError(path, word_lines[i], f"expected HEAD in 0..{len(words)}, found {head}")
+        if head == i + 1:
+            raise ConlluFormatError(path, word_lines[i], f"HEAD of word {i + 1} is the word itself "
+                                    f"(expected another word's ID, or 0 for the root)")
+    if has_tree:
+        _check_acyclic(path, heads, word_lines)
     user_data = {MULTIWORD_KEY: tuple(ranges)}  # a tuple, as DocBin gives it back
     if "sent_id" in sentence.metadata:
         user_data[SENT_ID_KEY] = sentence.metadata["sent_id"]
@@ -237,6 +270,29 @@ def _sentence_to_doc(
         stats.multiword_ranges += len(ranges)
         stats.empty_nodes += n_empty
     return doc
+
+
+def _check_acyclic(path: Path, heads: List[Optional[int]], word_lines: List[int]) -> None:
+    """Refuse HEADs that form a cycle (every word must reach the root, HEAD 0)."""
+    reaches_root = [False] * len(heads)
+    for start in range(len(heads)):
+        seen: List[int] = []
+        word = start
+        while not reaches_root[word]:
+            if word in seen:
+                cycle = seen[seen.index(word):]
+                raise ConlluFormatError(
+                    path, word_lines[min(cycle)], "HEAD cycle through words "
+                    + " -> ".join(str(w + 1) for w in cycle + [word])
+                    + " (expected every word to lead to the root, HEAD 0)"
+                )
+            seen.append(word)
+            head = heads[word]
+            if head == 0:
+                break
+            word = head - 1  # type: ignore[operator]
+        for w in seen:
+            reaches_root[w] = True
 
 
 def _space_after(misc: Optional[Dict[str, Optional[str]]]) -> bool:
@@ -330,6 +386,29 @@ def ud_feats(doc_token) -> Optional[Dict[str, str]]:
     return dict(sorted(features.items(), key=lambda item: item[0].lower()))
 
 
+class _atomic_text_output:
+    """Write a text file through a temporary file beside it, renamed into place on success:
+    an interrupted or failed write leaves no partial file (and an existing one unchanged)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> TextIO:
+        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        self.out = os.fdopen(fd, "w", encoding="utf8")
+        return self.out
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.out.close()
+        if exc_type is None:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(self.tmp, 0o666 & ~mask)
+            os.replace(self.tmp, self.path)
+        else:
+            os.unlink(self.tmp)
+
+
 def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[str, Path],
                batch_size: int = 256) -> ConlluStats:
     """Tag the gold words of a CoNLL-U file with ``nlp`` and write it back with the predicted
@@ -338,16 +417,23 @@ def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[s
 
     The file is validated first (:func:`read_conllu`); its words are tagged without their gold
     annotation. The rewrite works line by line: the ``conllu`` package's serializer would drop
-    free-form comments."""
+    free-form comments. The output is written to a temporary file renamed at the end, so an
+    interrupted run leaves no partial file; writing over the input is refused."""
     input_path, output_path = Path(input_path), Path(output_path)
+    if output_path.exists() and os.path.samefile(input_path, output_path):
+        raise UserError(f"{output_path}: is the input file; refusing to write over it "
+                        f"(expected another output path)")
     stats = ConlluStats()
     gold = list(read_conllu(input_path, nlp.vocab, stats=stats))
+    if not gold:
+        raise UserError(f"{input_path}: no sentences (the file is empty or holds only comments and "
+                        f"blank lines; expected CoNLL-U word lines)")
     bare = (Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
             for doc in gold)
     predicted = iter(nlp.pipe(bare, batch_size=batch_size))
     doc: Optional[Doc] = None
     i = 0
-    with input_path.open(encoding="utf-8-sig") as stream, output_path.open("w", encoding="utf8") as out:
+    with input_path.open(encoding="utf-8-sig") as stream, _atomic_text_output(output_path) as out:
         for line_no, line in enumerate(stream, start=1):
             text = line.rstrip("\r\n")
             if not text.strip():

@@ -25,7 +25,9 @@ import io
 import itertools
 import pickle
 import tarfile
+import unicodedata
 import warnings
+import zlib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -126,6 +128,7 @@ class _Collector:
         self.counts: List[int] = []
         self.unk: Optional[numpy.ndarray] = None
         self.skipped: List[Tuple[str, str]] = []  # (word, where)
+        self.invisible: List[Tuple[str, str]] = []  # (word, where): only whitespace/format chars
         self.full = False
 
     def add(
@@ -144,6 +147,9 @@ class _Collector:
             where = f"{unit} {locations[i]}"
             if not word:
                 raise _error(self.source, where, "empty word (expected a word before the values)")
+            if not (word.isprintable() and not word.isspace()) and not _has_visible_char(word):
+                self.invisible.append((word, where))
+                continue
             if word in self.special:
                 if word.upper() == _UNK and self.unk is None:
                     self._check_finite(matrix[i : i + 1], [word], [where])
@@ -182,6 +188,14 @@ class _Collector:
             raise _error(self.source, wheres[i], f"value {bad} is not finite (expected real numbers)", words[i])
 
     def result(self, with_counts: bool = False) -> WordVectors:
+        if self.invisible:
+            word, where = self.invisible[0]
+            warnings.warn(
+                f"{self.source}: skipped {len(self.invisible)} row(s) whose word has no visible "
+                f"character (only whitespace or format characters such as U+200B or U+00A0; "
+                f"first: {word!r} at {where})",
+                stacklevel=3,
+            )
         if not self.words:
             raise _error(self.source, None, "no word vectors found (expected at least one row)")
         if self.skipped:
@@ -198,6 +212,13 @@ class _Collector:
             unk=self.unk,
             counts=self.counts if with_counts else None,
         )
+
+
+def _has_visible_char(word: str) -> bool:
+    """Whether ``word`` has a character other than whitespace, controls and format characters
+    (U+200B ZERO WIDTH SPACE, U+00A0 NO-BREAK SPACE, U+FEFF ...): a token can be such a word."""
+    return any(c.isprintable() and not c.isspace() or unicodedata.category(c) in ("Co", "Cn")
+               for c in word)
 
 
 def read_vectors(
@@ -229,15 +250,22 @@ def read_vectors(
     if fmt == "navec":
         special_tokens = (*special_tokens, *_NAVEC_SPECIALS)
     collector = _Collector(source, special_tokens, on_duplicate, limit)
-    if fmt == "text":
-        _read_text(Path(path), collector, encoding, progress)
-    elif fmt == "word2vec-binary":
-        _read_word2vec_binary(Path(path), collector, encoding, progress)
-    elif fmt == "polyglot":
-        _read_polyglot(Path(path), collector, encoding)
-    elif fmt == "navec":
-        _read_navec(Path(path), collector)
-    else:
+    try:
+        if fmt == "text":
+            _read_text(Path(path), collector, encoding, progress)
+        elif fmt == "word2vec-binary":
+            _read_word2vec_binary(Path(path), collector, encoding, progress)
+        elif fmt == "polyglot":
+            _read_polyglot(Path(path), collector, encoding)
+        elif fmt == "navec":
+            _read_navec(Path(path), collector)
+    except EOFError as err:  # gzip: "Compressed file ended before the end-of-stream marker ..."
+        raise _error(source, None, f"the compressed data ends early after {len(collector.words):,} rows "
+                     f"(truncated download or copy? expected a complete gzip file): {err}") from None
+    except (zlib.error, gzip.BadGzipFile, tarfile.ReadError) as err:
+        raise _error(source, None, f"the compressed data is corrupt after {len(collector.words):,} rows "
+                     f"(expected a valid gzip/tar file; download it again): {err}") from None
+    if fmt == "spacy":
         table = vectors_from_spacy(_load_spacy_vocab(path))
         collector.add(table.words, table.matrix, range(1, len(table) + 1), "row")
     return collector.result(with_counts=fmt == "navec")
@@ -301,6 +329,8 @@ def _read_text(path: Path, collector: _Collector, encoding: str, progress: bool)
         first_raw = f.readline()
         if not first_raw:
             raise _error(source, "line 1", "empty file (expected a 'rows dim' header or a word and its values)")
+        if first_raw.startswith(b"\xef\xbb\xbf") and encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+            first_raw = first_raw[3:]  # a UTF-8 byte order mark is not part of the first word
         first = _decode(first_raw, encoding, source, "line 1").rstrip()
         fields = first.split()
         header: Optional[Tuple[int, int]] = None

@@ -9,6 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import spacy
 from spacy.training.initialize import convert_vectors
 
@@ -30,10 +31,12 @@ PACKAGE = "en_mimick_ud_ewt"
 # One torch thread in the subprocesses too (conftest sets it in-process): on 2 busy cores,
 # torch's default of a thread per core makes the LSTMs 100x slower.
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+VENV_ENV = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
 
 
 def run(args, **kwargs) -> str:
-    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=ENV, **kwargs)
+    kwargs.setdefault("env", ENV)
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True, **kwargs)
     assert result.returncode == 0, f"{args}\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
@@ -115,13 +118,14 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     assert {"Universal Dependencies English EWT"} <= {s["name"] for s in meta["sources"]}
     assert abs(meta["performance"]["pos_acc"] - metrics["scores"]["pos_acc"]) < 1e-9
 
-    # A fresh venv that sees the installed spacy/torch (no download) but installs spacy-mimick
-    # (from the repository) and the pipeline itself; no network (--no-index).
+    # A fresh venv that sees the running Python's spacy/torch (no download; from a venv too) but
+    # installs spacy-mimick (from the repository) and the pipeline itself; no network (--no-index).
     venv = tmp_path / "venv"
     python = check_package.install_in_fresh_venv(sdist, tmp_path)
     workdir = tmp_path / "elsewhere"  # not the repository: nothing importable by accident
     workdir.mkdir()
-    out = run([python, "-c", CHECK.format(package=PACKAGE)], cwd=workdir)
+    # Without PYTHONPATH: only what the venv holds can be imported (not a checkout on the path).
+    out = run([python, "-c", CHECK.format(package=PACKAGE)], cwd=workdir, env=VENV_ENV)
     result = json.loads(out.strip().splitlines()[-1])
     site = str(venv.resolve())
     assert result["prefix"] == str(venv) or Path(result["prefix"]).resolve() == venv.resolve()
@@ -132,3 +136,51 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     assert not result["oov_in_table"] and result["oov_has_vector"] and result["oov_is_mimick"]
     assert result["oov_norm"] > 0
     assert result["meta"]["name"] == "mimick_ud_ewt" and result["meta"]["lang"] == "en"
+
+
+def _tiny_sdist(tmp_path: Path) -> Path:
+    """An sdist of a one-module package, ``tiny_pkg``."""
+    import tarfile
+
+    src = tmp_path / "tiny_pkg-0.1"
+    src.mkdir()
+    (src / "setup.py").write_text("from setuptools import setup\nsetup(name='tiny_pkg', version='0.1', py_modules=['tiny_pkg'])\n")
+    (src / "tiny_pkg.py").write_text("OK = True\n")
+    (src / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: tiny_pkg\nVersion: 0.1\n")
+    sdist = tmp_path / "tiny_pkg-0.1.tar.gz"
+    with tarfile.open(sdist, "w:gz") as tar:
+        tar.add(src, arcname=src.name)
+    return sdist
+
+
+def test_fresh_venv_from_inside_a_users_venv(tmp_path):
+    """Run from a user's venv, the fresh venv sees that venv's packages (not the base
+    interpreter's): here the user's venv has a package the base Python lacks (issue 12)."""
+    user_venv = tmp_path / "user-venv"
+    run([sys.executable, "-m", "venv", "--without-pip", user_venv])
+    user_python = user_venv / "bin" / "python"
+    purelib = Path(run([user_python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
+    # What `pip install` put into the user's venv: this interpreter's packages, and one of its own.
+    here = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    (purelib / "_installed.pth").write_text("\n".join(here) + "\n")
+    (purelib / "only_in_user_venv.py").write_text("OK = True\n")
+    script = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(REPO / "scripts")!r})
+        import check_package
+        from pathlib import Path
+        python = check_package.install_in_fresh_venv(Path({str(_tiny_sdist(tmp_path))!r}), Path({str(tmp_path / "work")!r}))
+        print(check_package.run([python, "-c", "import only_in_user_venv, spacy, tiny_pkg, spacy_mimick, sys; "
+                                 "print(spacy_mimick.__file__, sys.prefix)"]))
+    """)
+    (tmp_path / "work").mkdir()
+    out = run([user_python, "-c", script], cwd=tmp_path, env=VENV_ENV)  # only what the venvs hold
+    module_file, prefix = out.strip().splitlines()[-1].split()
+    assert module_file.startswith(prefix) and prefix == str(tmp_path / "work" / "venv")
+
+
+def test_failed_commands_show_their_output():
+    """pip's own error message, not only its exit code, when an install fails (issue 12)."""
+    with pytest.raises(Exception) as err:
+        check_package.run([sys.executable, "-m", "pip", "install", "--no-index", "no-such-package-xyz"])
+    assert "no-such-package-xyz" in str(err.value) and "No matching distribution" in str(err.value)

@@ -1,0 +1,45 @@
+"""User errors in the CLI: one clear line on stderr, exit code 1, no traceback.
+
+A command wrapped in :func:`user_errors` turns the errors that bad input or options cause (a
+malformed vectors, model or CoNLL-U file, a missing file, an option out of range, a diverged
+training) into ``error: MESSAGE``. The messages name the file, line or word and what was
+expected, so a traceback would only hide them. Anything else is a bug and keeps its traceback.
+"""
+import functools
+from typing import Callable, NoReturn, Tuple, Type
+
+import typer
+
+
+class UserError(ValueError):
+    """Bad input or options that the user can fix; the CLI prints the message alone."""
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print ``error: message`` on stderr and exit with ``code``."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _user_error_types() -> Tuple[Type[BaseException], ...]:
+    # Imported here: this module is imported by the CLI modules before the heavy ones.
+    from .mimick_model import MimickModelError
+    from .mimick_trainer import TrainingError
+    from .ud import ConlluFormatError
+    from .vectors_io import VectorsFormatError
+
+    return (UserError, VectorsFormatError, MimickModelError, ConlluFormatError, TrainingError,
+            FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
+
+
+def user_errors(command: Callable) -> Callable:
+    """Decorate a typer command (below ``@app.command``) so that user errors exit cleanly."""
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except _user_error_types() as err:
+            fail(str(err))
+
+    return wrapper
