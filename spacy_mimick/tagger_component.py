@@ -243,6 +243,25 @@ class MimickTagger(TrainablePipe):
                 width = proc._require_model().width
         return width
 
+    def use_params(self, params: Dict):
+        """Use ``params`` (the optimizer's parameter averages, in ``spacy train`` with
+        ``[training.optimizer] use_averages = true``) while in the context.
+
+        thinc's optimizer keys the averages of a torch module's parameters by
+        ``(shim id, parameter name)``, but thinc's PyTorchShim.use_params looks for
+        ``"pytorch_<shim id>_<name>"`` keys, so without this translation the averages never
+        reach the torch module: spaCy evaluates and saves the raw weights. A generator, like
+        spaCy's ``TrainablePipe.use_params``: ``Language.use_params`` drives it with ``next``.
+        """
+        translated = dict(params)
+        for shim in _shims(self.model):
+            prefix = f"pytorch_{shim.id}_"
+            for key, value in params.items():
+                if isinstance(key, tuple) and len(key) == 2 and key[0] == shim.id:
+                    translated[prefix + key[1]] = value
+        with self.model.use_params(translated):
+            yield
+
     def _value_index(self) -> List[Dict[str, int]]:
         """Per head, value -> output index."""
         return [{value: i for i, value in enumerate(values)} for _, values in self._heads]
@@ -428,3 +447,8 @@ class MimickTagger(TrainablePipe):
             self.model.from_bytes(data)
         except AttributeError:
             raise ValueError(Errors.E149) from None
+
+
+def _shims(model: Model) -> List[Any]:
+    """Every shim (wrapped torch module) of ``model`` and its sublayers."""
+    return [shim for node in model.walk() for shim in node.shims]

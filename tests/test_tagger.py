@@ -505,3 +505,32 @@ def test_v3_initializes_behind_a_function_component(vectors_dir, tiny_mimick):
     train = _examples(nlp, EWT_TRAIN, 10)
     nlp.initialize(lambda: train)
     assert nlp("the cat sat .").has_annotation("POS")
+
+
+def test_optimizer_averages_reach_the_torch_module(vectors_dir):
+    """With ``use_averages`` (spaCy's default optimizer setting) the tagger evaluates and saves
+    the averaged weights: ``use_params`` swaps them into the torch module and back."""
+    fix_random_seed(0)
+    nlp = _pipeline(vectors_dir, dropout=0.2)
+    train = _examples(nlp, EWT_TRAIN, 40)
+    optimizer = Adam(0.01, use_averages=True)
+    nlp.initialize(lambda: train, sgd=optimizer)
+    for i in range(0, len(train), 4):
+        nlp.update(train[i : i + 4], sgd=optimizer)
+    tagger = nlp.get_pipe("mimick_tagger")
+    module = tagger.model.get_ref("net").layers[0].shims[0]._model
+    raw = {k: v.clone() for k, v in module.state_dict().items()}
+    docs = [eg.predicted for eg in train[:5]]
+    before = _scores(nlp, docs)
+    with nlp.use_params(optimizer.averages):
+        averaged = {k: v.clone() for k, v in module.state_dict().items()}
+        inside = _scores(nlp, docs)
+    # The averages differ from the last weights, are what the module used, and go away after.
+    assert any(not numpy.allclose(raw[k].numpy(), averaged[k].numpy()) for k in raw)
+    shim_id = tagger.model.get_ref("net").layers[0].shims[0].id
+    for (sid, name), value in optimizer.averages.items():
+        if sid == shim_id:
+            numpy.testing.assert_allclose(averaged[name].numpy(), value, rtol=1e-6)
+    assert any(not numpy.allclose(a, b) for a, b in zip(before, inside))
+    for k, v in module.state_dict().items():
+        numpy.testing.assert_array_equal(v.numpy(), raw[k].numpy())
