@@ -123,3 +123,79 @@ def test_adam_skips_parameters_without_gradients():
     opt.step()
     assert torch.equal(b.detach(), torch.ones(2))
     torch.testing.assert_close(a.detach(), torch.full((2,), 0.9))
+
+
+# -- the vectors cache -----------------------------------------------------------------------
+
+def _write_glove(path, rows):
+    path.write_text("".join(f"{w} " + " ".join(f"{x:g}" for x in vec) + "\n" for w, vec in rows), encoding="utf8")
+
+
+def test_cached_read_returns_the_text_readers_arrays(glove_small, tmp_path):
+    from spacy_mimick.vectors_io import read_vectors
+
+    src = tmp_path / "small.txt"
+    _write_glove(src, zip(glove_small.words[:500], glove_small.matrix[:500]))
+    plain = read_vectors(src)
+    first = read_vectors(src, cache=tmp_path / "cache")
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    second = read_vectors(src, cache=tmp_path / "cache")  # from the cache file
+    for table in (first, second):
+        assert table.words == plain.words
+        assert numpy.array_equal(table.matrix, plain.matrix) and table.matrix.dtype == numpy.float32
+        assert table.source == str(src) and table.unk is None
+    # Other read options are other entries, not the first one's rows.
+    assert len(read_vectors(src, cache=tmp_path / "cache", limit=10)) == 10
+    assert len(read_vectors(src, cache=tmp_path / "cache")) == 500
+
+
+def test_cache_is_invalidated_when_the_source_changes(glove_small, tmp_path):
+    import os
+
+    from spacy_mimick.vectors_io import read_vectors
+
+    src, cache = tmp_path / "v.txt", tmp_path / "cache"
+    _write_glove(src, zip(glove_small.words[:50], glove_small.matrix[:50]))
+    assert read_vectors(src, cache=cache).words == glove_small.words[:50]
+    _write_glove(src, zip(glove_small.words[50:80], glove_small.matrix[50:80] * 2))
+    st = os.stat(src)
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a later time even on coarse clocks
+    changed = read_vectors(src, cache=cache)
+    assert changed.words == glove_small.words[50:80]
+    assert numpy.allclose(changed.matrix, glove_small.matrix[50:80] * 2, atol=1e-5)
+    # A corrupt cache file is read around and replaced.
+    (entry,) = cache.iterdir()
+    entry.write_bytes(b"not a cache")
+    assert read_vectors(src, cache=cache).words == glove_small.words[50:80]
+    assert read_vectors(src, cache=cache).words == glove_small.words[50:80]
+
+
+def test_cached_read_replays_warnings_and_keeps_unk(tmp_path):
+    from spacy_mimick.vectors_io import read_vectors
+
+    src = tmp_path / "dup.txt"
+    src.write_text("<UNK> 1 1\ncat 1 2\ndog 3 4\ncat 5 6\n", encoding="utf8")
+    for _ in range(2):  # the parse, then the cache
+        with pytest.warns(UserWarning, match="skipped 1 duplicate word"):
+            table = read_vectors(src, on_duplicate="first", cache=tmp_path / "cache")
+        assert table.words == ["cat", "dog"] and table.unk.tolist() == [1.0, 1.0]
+
+
+def test_train_cli_caches_vectors_by_default(tmp_path, monkeypatch):
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from conftest import GLOVE
+    from spacy_mimick.cli import app
+
+    src = tmp_path / "glove.txt.gz"
+    with gzip.open(GLOVE, "rt") as f, gzip.open(src, "wt") as out:
+        out.writelines(line for _, line in zip(range(300), f))
+    monkeypatch.setenv("SPACY_MIMICK_CACHE", str(tmp_path / "cache"))
+    for extra in (["--no-cache"], [], []):
+        result = CliRunner().invoke(app, ["train", str(src), str(tmp_path / "m"), "--paper", "--max-epochs", "1",
+                                          "--quiet", *extra], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / "cache").exists() == (extra == [])
+    assert len(list((tmp_path / "cache").glob("vectors-glove.txt.gz-*.npz"))) == 1
