@@ -82,6 +82,11 @@ def train_cli(
     --paper: the paper's char BiLSTM. Architecture settings are overridden like spaCy configs:
     --model.hidden 100.
 
+    Training uses the fast path (words encoded once, foreach Adam), and text/word2vec-binary
+    vectors are cached after their first parse (--no-cache to turn off); --batch-size stays 64
+    by default because larger batches reach a worse dev loss in the same epochs
+    (docs/benchmarks.md).
+
     Options and OUTPUT_DIR are checked before the vectors are read. The model is written
     atomically: a failed write leaves OUTPUT_DIR as it was. Ctrl-C after the first epoch saves
     the best epoch so far (exit code 130).

@@ -1,8 +1,11 @@
 """Training a Mimick model on a table of pretrained vectors (type level, no corpus needed).
 
 The original release updated the model one word at a time. Here words are grouped into
-minibatches of similar length (length bucketing: little padding, packed sequences), which is
-what makes training on 100k words take minutes on two CPU cores (see benchmarks/).
+minibatches of one length (length bucketing: no padding), every word's spelling features are
+encoded once before the first epoch (a batch is a gather from those arrays), and the optimizers
+are foreach versions of torch.optim's Adam/SparseAdam (``optimizers.py``). On one core this
+trains the paper's BiLSTM at about 18k words per CPU-second at batch 64 and the n-gram model at
+about 80k (``benchmarks/train_throughput.py``, docs/benchmarks.md).
 
 Objective options (``loss``):
 - ``"l2"``: squared Euclidean distance, summed over dimensions (the paper's Equation 1);
