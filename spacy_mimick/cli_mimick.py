@@ -67,6 +67,10 @@ def train_cli(
         help="torch CPU threads. 1 is fastest for these small batches unless cores are idle: "
              "with one thread per busy core, LSTM steps slow down many times over"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
+    cache: bool = typer.Option(
+        True, "--cache/--no-cache",
+        help="Keep text/word2vec-binary vectors parsed once as a binary file in $SPACY_MIMICK_CACHE "
+             "(default ~/.cache/spacy_mimick) and read that next time; redone when the file changes"),
     overwrite: bool = typer.Option(
         True, "--overwrite/--no-overwrite",
         help="Replace a Mimick model already in OUTPUT_DIR (said before training; the old model "
@@ -77,6 +81,11 @@ def train_cli(
     Defaults: the best model of docs/beyond_mimick.md (character n-gram bag, typo augmentation);
     --paper: the paper's char BiLSTM. Architecture settings are overridden like spaCy configs:
     --model.hidden 100.
+
+    Training uses the fast path (words encoded once, foreach Adam), and text/word2vec-binary
+    vectors are cached after their first parse (--no-cache to turn off); --batch-size stays 64
+    by default because larger batches reach a worse dev loss in the same epochs
+    (docs/benchmarks.md).
 
     Options and OUTPUT_DIR are checked before the vectors are read. The model is written
     atomically: a failed write leaves OUTPUT_DIR as it was. Ctrl-C after the first epoch saves
@@ -110,7 +119,7 @@ def train_cli(
             raise UserError(f"{output_dir} holds a Mimick model; pass --overwrite to replace it")
         msg.warn(f"{output_dir} holds a Mimick model: it will be replaced when training ends "
                  f"(kept if training fails)")
-    vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet)
+    vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet, cache=cache)
     msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}; "
              f"architecture {config['@architectures']}")
     try:

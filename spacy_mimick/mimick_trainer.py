@@ -1,8 +1,11 @@
 """Training a Mimick model on a table of pretrained vectors (type level, no corpus needed).
 
 The original release updated the model one word at a time. Here words are grouped into
-minibatches of similar length (length bucketing: little padding, packed sequences), which is
-what makes training on 100k words take minutes on two CPU cores (see benchmarks/).
+minibatches of one length (length bucketing: no padding), every word's spelling features are
+encoded once before the first epoch (a batch is a gather from those arrays), and the optimizers
+are foreach versions of torch.optim's Adam/SparseAdam (``optimizers.py``). On one core this
+trains the paper's BiLSTM at about 18k words per CPU-second at batch 64 and the n-gram model at
+about 80k (``benchmarks/train_throughput.py``, docs/benchmarks.md).
 
 Objective options (``loss``):
 - ``"l2"``: squared Euclidean distance, summed over dimensions (the paper's Equation 1);
@@ -31,8 +34,9 @@ import numpy
 import torch
 from tqdm import tqdm
 
-from .features import normalize_word
+from .features import encode_chars, encode_ngrams, normalize_word
 from .mimick_model import MimickModel
+from .optimizers import Adam, SparseAdam
 from .vectors_io import WordVectors
 
 LOSSES = ("l2", "cosine", "l2+cosine", "contrastive", "l2+contrastive")
@@ -169,6 +173,9 @@ class EpochResult:
     dev_loss: float
     seconds: float
     words_per_second: float
+    # CPU time of the epoch's training steps (all threads of this process): on a shared machine
+    # words per CPU-second is the steadier measure of the trainer's speed.
+    cpu_seconds: float = 0.0
 
 
 @dataclass
@@ -232,13 +239,33 @@ def objective(pred: torch.Tensor, gold: torch.Tensor, loss: str, scale: float,
 
 
 class _Batcher:
-    """Length-bucketed minibatches over pre-encoded words."""
+    """Length-bucketed minibatches over words whose spelling features are computed once.
+
+    Every word is encoded when the batcher is made (characters: one id matrix per clipped
+    length, no padding needed; n-grams: one flat id array with per-word offsets). A batch is
+    then a gather from those arrays instead of a Python loop over characters and n-grams; only
+    the words given a typo are encoded again. ``featurize`` returns exactly what
+    ``model.featurize`` returns for the same (typo'd) words.
+    """
 
     def __init__(self, model: MimickModel, words: Sequence[str]):
         self.model = model
         self.words = list(words)
+        max_chars = model.spec.max_chars
         # Lengths as the model sees them (huge words are clipped to max_chars).
-        self.lengths = numpy.array([min(len(w), model.spec.max_chars) for w in self.words])
+        self.lengths = numpy.array([min(len(w), max_chars) for w in self.words], dtype="int64")
+        self.char_ids: Dict[int, numpy.ndarray] = {}
+        if "chars" in model.features:
+            # Row of each word in the id matrix of its length.
+            self.char_row = numpy.zeros(len(self.words), dtype="int64")
+            for length in numpy.unique(self.lengths):
+                rows = numpy.flatnonzero(self.lengths == length)
+                ids, _ = encode_chars(model.features["chars"], [self.words[i] for i in rows], max_chars)
+                self.char_ids[int(length)] = ids
+                self.char_row[rows] = numpy.arange(len(rows))
+        if "ngrams" in model.features:
+            self.ngram_flat, self.ngram_start = encode_ngrams(model.features["ngrams"], self.words, max_chars)
+            self.ngram_len = numpy.diff(numpy.append(self.ngram_start, len(self.ngram_flat)))
 
     def batches(self, indices: numpy.ndarray, batch_size: int, rng: numpy.random.Generator,
                 shuffle: bool) -> List[numpy.ndarray]:
@@ -254,17 +281,58 @@ class _Batcher:
         return batches
 
     def featurize(self, idx: numpy.ndarray, typo_prob: float, rng: random.Random) -> Dict[str, torch.Tensor]:
-        words = [self.words[i] for i in idx]
+        """The module's batch for the words ``idx`` (all of one clipped length, as ``batches``
+        makes them), each replaced by a typo with probability ``typo_prob``."""
+        typos: Dict[int, str] = {}
         if typo_prob > 0:
-            words = [make_typo(w, rng) if rng.random() < typo_prob else w for w in words]
-        return self.model.featurize(words)
+            # The same draws, in the same order, as encoding the typo'd word list directly.
+            for j, i in enumerate(idx):
+                if rng.random() < typo_prob:
+                    typos[j] = make_typo(self.words[i], rng)
+        lengths = self.lengths[idx]
+        if typos or len(idx) == 0 or (lengths != lengths[0]).any():
+            words = [typos.get(j, self.words[i]) for j, i in enumerate(idx)]
+            if "ngrams" not in self.model.features:
+                return self.model.featurize(words)
+            batch = self.model.featurize(words) if "chars" in self.model.features else {}
+            batch.update(self._ngrams(idx, typos))
+            return batch
+        batch = {}
+        if "chars" in self.model.features:
+            ids = self.char_ids[int(lengths[0])][self.char_row[idx]]
+            batch["chars"] = torch.from_numpy(ids)
+            batch["lengths"] = torch.full((len(idx),), ids.shape[1], dtype=torch.int64)
+        if "ngrams" in self.model.features:
+            batch.update(self._ngrams(idx, typos))
+        return batch
+
+    def _ngrams(self, idx: numpy.ndarray, typos: Dict[int, str]) -> Dict[str, torch.Tensor]:
+        """EmbeddingBag input (flat ids, offsets) of the words, typo'd ones encoded anew."""
+        lens = self.ngram_len[idx]
+        if typos:
+            vocab, max_chars = self.model.features["ngrams"], self.model.spec.max_chars
+            pieces = [numpy.asarray(vocab.encode(typos[j], max_chars), dtype="int64") if j in typos
+                      else self.ngram_flat[self.ngram_start[i] : self.ngram_start[i] + lens[j]]
+                      for j, i in enumerate(idx)]
+            lens = numpy.array([len(p) for p in pieces], dtype="int64")
+            flat = numpy.concatenate(pieces)
+        else:
+            offsets = numpy.zeros(len(idx), dtype="int64")
+            numpy.cumsum(lens[:-1], out=offsets[1:])
+            flat = self.ngram_flat[numpy.repeat(self.ngram_start[idx] - offsets, lens)
+                                   + numpy.arange(int(lens.sum()))]
+        offsets = numpy.zeros(len(idx), dtype="int64")
+        numpy.cumsum(lens[:-1], out=offsets[1:])
+        return {"ngrams": torch.from_numpy(flat), "offsets": torch.from_numpy(offsets)}
 
 
 class _Optimizers:
     """Adam for dense parameters, SparseAdam for sparse embedding tables (n-gram bags)."""
 
-    def __init__(self, optimizers: List[torch.optim.Optimizer]):
+    def __init__(self, optimizers: List[Any], dense: List[torch.Tensor]):
         self.optimizers = optimizers
+        # The parameters whose gradients are clipped (sparse n-gram gradients are not).
+        self.dense = dense
 
     def zero_grad(self) -> None:
         for opt in self.optimizers:
@@ -276,18 +344,20 @@ class _Optimizers:
 
 
 def make_optimizer(module: torch.nn.Module, lr: float, sparse_lr: Optional[float] = None) -> _Optimizers:
+    """``optimizers.Adam`` (torch.optim.Adam's rule) for dense weights, ``optimizers.SparseAdam``
+    for sparse embedding tables."""
     sparse_ids = {
         id(m.weight) for m in module.modules()
         if isinstance(m, (torch.nn.Embedding, torch.nn.EmbeddingBag)) and m.sparse
     }
     sparse = [p for p in module.parameters() if id(p) in sparse_ids]
     dense = [p for p in module.parameters() if id(p) not in sparse_ids]
-    optimizers: List[torch.optim.Optimizer] = []
+    optimizers: List[Any] = []
     if dense:
-        optimizers.append(torch.optim.Adam(dense, lr=lr))
+        optimizers.append(Adam(dense, lr=lr))
     if sparse:
-        optimizers.append(torch.optim.SparseAdam(sparse, lr=sparse_lr or lr))
-    return _Optimizers(optimizers)
+        optimizers.append(SparseAdam(sparse, lr=sparse_lr or lr))
+    return _Optimizers(optimizers, dense)
 
 
 def split_dev(n: int, fraction: float, seed: int) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -384,15 +454,18 @@ def train_mimick(
 
     for epoch in range(1, config.max_epochs + 1):
         try:
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             model.module.train()
             total, seen = 0.0, 0
             batches = batcher.batches(train_idx, config.batch_size, np_rng, shuffle=True)
             bar = tqdm(batches, desc=f"epoch {epoch}", disable=not progress, leave=False, unit="batch")
             for idx in bar:
                 batch = batcher.featurize(idx, config.typo_prob, py_rng)
+                idx_t = torch.from_numpy(idx)
                 pred = model.module(batch)
-                losses = objective(pred, target_t[idx], config.loss, scale, config, draw_negatives()) * weight_t[idx]
+                losses = objective(pred, target_t[idx_t], config.loss, scale, config, draw_negatives())
+                if config.freq_weight:
+                    losses = losses * weight_t[idx_t]
                 loss = losses.mean()
                 batch_total = losses.sum().item()
                 if not math.isfinite(batch_total):
@@ -400,12 +473,11 @@ def train_mimick(
                 optimizer.zero_grad()
                 loss.backward()
                 if config.grad_clip:
-                    dense = [p for p in model.module.parameters() if p.grad is not None and not p.grad.is_sparse]
-                    torch.nn.utils.clip_grad_norm_(dense, config.grad_clip)
+                    torch.nn.utils.clip_grad_norm_(optimizer.dense, config.grad_clip)
                 optimizer.step()
                 total += batch_total
                 seen += len(idx)
-            seconds = time.perf_counter() - start
+            seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
             dev = dev_loss()
         except KeyboardInterrupt:
             if best_state is None:
@@ -416,7 +488,7 @@ def train_mimick(
             break
         if not math.isfinite(dev):
             raise diverged("dev loss", epoch)
-        row = EpochResult(epoch, total / seen, dev, seconds, seen / seconds)
+        row = EpochResult(epoch, total / seen, dev, seconds, seen / seconds, cpu_seconds)
         result.history.append(row)
         improved = dev < best - 1e-6
         log(f"epoch {epoch:3d}  train loss {row.train_loss:.4f}  dev loss {dev:.4f}  "

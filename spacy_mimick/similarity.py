@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Union
 
 import numpy
-from scipy.stats import spearmanr
 
 
 @dataclass
@@ -115,4 +114,6 @@ def _spearman(x: numpy.ndarray, y: numpy.ndarray) -> float:
     """Spearman's rho x 100; NaN (without scipy's warning) where it is undefined."""
     if len(x) < 2 or numpy.all(x == x[0]) or numpy.all(y == y[0]):
         return float("nan")
+    from scipy.stats import spearmanr  # imported here: scipy.stats costs ~0.5 s of CLI start-up
+
     return float(spearmanr(x, y).statistic) * 100

@@ -187,24 +187,31 @@ class _Collector:
             bad = matrix[i][~numpy.isfinite(matrix[i])][0]
             raise _error(self.source, wheres[i], f"value {bad} is not finite (expected real numbers)", words[i])
 
-    def result(self, with_counts: bool = False) -> WordVectors:
+    def messages(self) -> List[str]:
+        """The warnings about skipped rows (also replayed when a cached read is used)."""
+        out = []
         if self.invisible:
             word, where = self.invisible[0]
-            warnings.warn(
+            out.append(
                 f"{self.source}: skipped {len(self.invisible)} row(s) whose word has no visible "
                 f"character (only whitespace or format characters such as U+200B or U+00A0; "
-                f"first: {word!r} at {where})",
-                stacklevel=3,
+                f"first: {word!r} at {where})"
             )
+        if self.skipped:
+            word, where = self.skipped[0]
+            out.append(
+                f"{self.source}: skipped {len(self.skipped)} duplicate word(s), keeping the first "
+                f"occurrence of each (first skipped: {word!r} at {where})"
+            )
+        return out
+
+    def result(self, with_counts: bool = False) -> WordVectors:
+        if self.invisible:
+            warnings.warn(self.messages()[0], stacklevel=4)
         if not self.words:
             raise _error(self.source, None, "no word vectors found (expected at least one row)")
         if self.skipped:
-            word, where = self.skipped[0]
-            warnings.warn(
-                f"{self.source}: skipped {len(self.skipped)} duplicate word(s), keeping the first "
-                f"occurrence of each (first skipped: {word!r} at {where})",
-                stacklevel=3,
-            )
+            warnings.warn(self.messages()[-1], stacklevel=4)
         return WordVectors(
             words=self.words,
             matrix=numpy.concatenate(self.blocks),
@@ -230,6 +237,7 @@ def read_vectors(
     special_tokens: Iterable[str] = ("<UNK>", "<S>", "</S>", "<PAD>"),
     encoding: str = "utf-8",
     progress: bool = False,
+    cache: Union[bool, PathLike] = False,
 ) -> WordVectors:
     """Read word vectors from ``path`` (a file, a spaCy pipeline directory or package name).
 
@@ -242,10 +250,29 @@ def read_vectors(
         the row of ``<UNK>`` becomes ``.unk``. navec's ``<unk>``/``<pad>`` are always dropped.
     encoding: of the words in text, binary and Polyglot files.
     progress: show a progress bar while reading text and binary files.
+    cache: for text and word2vec binary files (the formats that must be parsed), keep the
+        result as a binary file (``vectors_cache.py``) and read that instead next time: True
+        for the default directory (``$SPACY_MIMICK_CACHE``, else ``~/.cache/spacy_mimick``),
+        or a directory. A cached read is redone when the file's size or modification time
+        changed or any option above differs; its warnings are replayed.
     """
     fmt = _detect_format(path) if fmt == "auto" else fmt
     if fmt not in FORMATS:
         raise ValueError(f"unknown vectors format {fmt!r}; expected 'auto' or one of {FORMATS}")
+    if cache is not False and fmt in ("text", "word2vec-binary"):
+        from .vectors_cache import cached_read
+
+        options = dict(fmt=fmt, limit=limit, on_duplicate=on_duplicate,
+                       special_tokens=sorted(special_tokens), encoding=encoding)
+        return cached_read(Path(path), options, None if cache is True else Path(cache),
+                           lambda: _read_uncached(path, fmt, limit, on_duplicate, special_tokens,
+                                                  encoding, progress))
+    return _read_uncached(path, fmt, limit, on_duplicate, special_tokens, encoding, progress)[0]
+
+
+def _read_uncached(path: PathLike, fmt: str, limit: Optional[int], on_duplicate: str,
+                   special_tokens: Iterable[str], encoding: str, progress: bool) -> Tuple[WordVectors, List[str]]:
+    """The table read from ``path`` and the warnings given while reading it."""
     source = str(path)
     if fmt == "navec":
         special_tokens = (*special_tokens, *_NAVEC_SPECIALS)
@@ -268,7 +295,7 @@ def read_vectors(
     if fmt == "spacy":
         table = vectors_from_spacy(_load_spacy_vocab(path))
         collector.add(table.words, table.matrix, range(1, len(table) + 1), "row")
-    return collector.result(with_counts=fmt == "navec")
+    return collector.result(with_counts=fmt == "navec"), collector.messages()
 
 
 def _detect_format(path: PathLike) -> str:

@@ -16,6 +16,22 @@ EWT = UD / "UD_English-EWT"
 RARE_WORD = SHARED_DATA / "similarity" / "en" / "rw.txt"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def vectors_cache_dir(tmp_path_factory):
+    """`train` caches parsed vectors (--cache): tests write that cache to a temporary directory,
+    never to the user's ~/.cache."""
+    import os
+
+    path = tmp_path_factory.mktemp("vectors_cache")
+    old = os.environ.get("SPACY_MIMICK_CACHE")
+    os.environ["SPACY_MIMICK_CACHE"] = str(path)
+    yield path
+    if old is None:
+        del os.environ["SPACY_MIMICK_CACHE"]
+    else:
+        os.environ["SPACY_MIMICK_CACHE"] = old
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED_DATA.exists():

@@ -1,0 +1,111 @@
+"""A binary cache of parsed vectors files, so that the next read of a big text file is instant.
+
+Parsing 100k GloVe rows from ``.txt.gz`` costs about a second; loading the same table from a
+``.npz`` costs a few milliseconds. ``read_vectors(path, cache=True)`` goes through
+``cached_read``: one cache file per (resolved source path, read options), named by their hash,
+holding the matrix, the words (UTF-8, newline-separated), the UNK row and a JSON header with the
+source's size and modification time and the warnings the read gave. A cache file whose header
+does not match the source as it is now (rewritten, touched, truncated) or that cannot be read is
+ignored and replaced. Cache files are written atomically (temporary file, then rename); a cache
+directory that cannot be written only costs a warning.
+"""
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy
+
+CACHE_VERSION = 1
+ENV_VAR = "SPACY_MIMICK_CACHE"
+
+
+def default_cache_dir() -> Path:
+    """``$SPACY_MIMICK_CACHE``, else ``$XDG_CACHE_HOME/spacy_mimick`` (``~/.cache/spacy_mimick``)."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR])
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "spacy_mimick"
+
+
+def _stamp(path: Path) -> Dict[str, int]:
+    st = path.stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def cache_file(path: Path, options: Dict[str, Any], cache_dir: Optional[Path] = None) -> Path:
+    """Where the cached read of ``path`` with ``options`` lives."""
+    key = json.dumps({"version": CACHE_VERSION, "source": str(path.resolve()), **options}, sort_keys=True)
+    digest = hashlib.sha256(key.encode("utf8")).hexdigest()[:24]
+    return (cache_dir or default_cache_dir()) / f"vectors-{path.name[:40]}-{digest}.npz"
+
+
+def cached_read(path: Path, options: Dict[str, Any], cache_dir: Optional[Path],
+                read: Callable[[], Tuple[Any, List[str]]]):
+    """The WordVectors of ``path``: from the cache if it matches the file, else from ``read()``
+    (which returns the table and its warnings), then stored."""
+    from .vectors_io import WordVectors
+
+    target = cache_file(path, options, cache_dir)
+    stamp = _stamp(path)
+    loaded = _load(target, stamp, str(path))
+    if loaded is not None:
+        table, messages = loaded
+        for message in messages:
+            warnings.warn(message, stacklevel=4)
+        return table
+    table, messages = read()
+    assert isinstance(table, WordVectors)
+    # A source changed while it was read gets no cache entry (its stamp would be wrong).
+    if _stamp(path) == stamp:
+        _store(target, table, messages, stamp)
+    return table
+
+
+def _load(target: Path, stamp: Dict[str, int], source: str):
+    from .vectors_io import WordVectors
+
+    if not target.exists():
+        return None
+    try:
+        with numpy.load(target, allow_pickle=False) as data:
+            header = json.loads(bytes(data["header"]).decode("utf8"))
+            if header.get("version") != CACHE_VERSION or header.get("stamp") != stamp:
+                return None
+            words = bytes(data["words"]).decode("utf8").split("\n")
+            matrix = data["matrix"]
+            unk = data["unk"] if header["has_unk"] else None
+        if len(words) != len(matrix):
+            return None
+    except Exception:  # a truncated or foreign file: read the source again, which replaces it
+        return None
+    return WordVectors(words=words, matrix=matrix, source=source, unk=unk), header["messages"]
+
+
+def _store(target: Path, table, messages: List[str], stamp: Dict[str, int]) -> None:
+    if any("\n" in word for word in table.words):
+        return  # not representable in the newline-separated word list; rare enough to skip
+    header = {"version": CACHE_VERSION, "stamp": stamp, "messages": messages,
+              "has_unk": table.unk is not None}
+    arrays = {
+        "header": numpy.frombuffer(json.dumps(header).encode("utf8"), dtype=numpy.uint8),
+        "words": numpy.frombuffer("\n".join(table.words).encode("utf8"), dtype=numpy.uint8),
+        "matrix": table.matrix,
+        "unk": table.unk if table.unk is not None else numpy.zeros(0, dtype=numpy.float32),
+    }
+    tmp = None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        with os.fdopen(fd, "wb") as f:
+            numpy.savez(f, **arrays)
+        os.replace(tmp, target)
+        tmp = None
+    except OSError as err:
+        warnings.warn(f"could not write the vectors cache {target} ({err}); set {ENV_VAR} to a "
+                      f"writable directory or read without the cache", stacklevel=4)
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)

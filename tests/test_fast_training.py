@@ -1,0 +1,201 @@
+"""The fast training path: pre-encoded batches and the foreach optimizers give what the plain
+path (model.featurize, torch.optim) gives."""
+import random
+
+import numpy
+import pytest
+import torch
+
+from spacy_mimick.mimick_model import MimickModel
+from spacy_mimick.mimick_trainer import _Batcher, make_optimizer, objective
+from spacy_mimick.optimizers import Adam, SparseAdam
+
+ARCHS = ("spacy_mimick.Mimick.v1", "spacy_mimick.MimickNgram.v1", "spacy_mimick.MimickHybrid.v1")
+
+
+def _same_batch(a, b):
+    assert sorted(a) == sorted(b)
+    for key in a:
+        assert a[key].dtype == b[key].dtype, key
+        assert torch.equal(a[key], b[key]), key
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("typo_prob", [0.0, 0.5])
+def test_batcher_gives_what_featurize_gives(glove_small, arch, typo_prob):
+    words = glove_small.words[:800] + ["x" * 100, "y" * 90]  # clipped huge words share a bucket
+    model = MimickModel.create({"@architectures": arch}, words, glove_small.dim)
+    batcher = _Batcher(model, words)
+    batches = batcher.batches(numpy.arange(len(words)), 16, numpy.random.default_rng(0), shuffle=True)
+    assert sorted(int(i) for b in batches for i in b) == list(range(len(words)))
+    fast_rng, plain_rng = random.Random(3), random.Random(3)
+    n_typo = 0
+    for idx in batches:
+        fast = batcher.featurize(idx, typo_prob, fast_rng)
+        # The plain path: the typo'd word list, drawn the same way, through model.featurize.
+        plain_words = []
+        for i in idx:
+            word = words[i]
+            if typo_prob and plain_rng.random() < typo_prob:
+                from spacy_mimick.mimick_trainer import make_typo
+                word = make_typo(word, plain_rng)
+            plain_words.append(word)
+        n_typo += sum(w != words[i] for w, i in zip(plain_words, idx))
+        _same_batch(fast, model.featurize(plain_words))
+    assert (n_typo > 50) == (typo_prob > 0)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_fast_batch_gives_same_loss_and_gradients(glove_small, arch):
+    words = glove_small.words[:300]
+    targets = torch.from_numpy(glove_small.matrix[:300])
+    torch.manual_seed(0)
+    model = MimickModel.create({"@architectures": arch}, words, glove_small.dim)
+    batcher = _Batcher(model, words)
+    idx = batcher.batches(numpy.arange(300), 32, numpy.random.default_rng(1), shuffle=True)[0]
+    grads = []
+    for batch in (batcher.featurize(idx, 0.0, random.Random(0)), model.featurize([words[i] for i in idx])):
+        model.module.zero_grad()
+        loss = objective(model.module(batch), targets[torch.from_numpy(idx)], "l2", 1.0).mean()
+        loss.backward()
+        grads.append((loss.item(), [p.grad.to_dense().clone() for p in model.module.parameters()]))
+    (loss_fast, g_fast), (loss_plain, g_plain) = grads
+    assert loss_fast == loss_plain
+    assert all(torch.equal(a, b) for a, b in zip(g_fast, g_plain))
+
+
+def _train_steps(module, make_opt, batches, steps=6):
+    opt = make_opt(module)
+    for step in range(steps):
+        batch, gold = batches[step % len(batches)]
+        opt.zero_grad()
+        ((module(batch) - gold) ** 2).sum(dim=1).mean().backward()
+        opt.step()
+    return {k: v.detach().clone() for k, v in module.state_dict().items()}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_optimizers_follow_torch_optim(glove_small, arch):
+    """optimizers.Adam / SparseAdam take the steps torch.optim.Adam / SparseAdam take."""
+    words = glove_small.words[:200]
+    model = MimickModel.create({"@architectures": arch}, words, glove_small.dim)
+    batcher = _Batcher(model, words)
+    gold = torch.from_numpy(glove_small.matrix[:200])
+    batches = [(batcher.featurize(idx, 0.0, random.Random(0)), gold[torch.from_numpy(idx)])
+               for idx in batcher.batches(numpy.arange(200), 16, numpy.random.default_rng(0), True)[:3]]
+    start = {k: v.clone() for k, v in model.module.state_dict().items()}
+
+    def torch_optim(module):
+        sparse = [p for m in module.modules() if isinstance(m, torch.nn.EmbeddingBag) for p in m.parameters()]
+        dense = [p for p in module.parameters() if all(p is not q for q in sparse)]
+        opts = (([torch.optim.Adam(dense, lr=0.01)] if dense else [])
+                + ([torch.optim.SparseAdam(sparse, lr=0.02)] if sparse else []))
+
+        class Both:
+            def zero_grad(self):
+                for o in opts:
+                    o.zero_grad()
+
+            def step(self):
+                for o in opts:
+                    o.step()
+        return Both()
+
+    ours = _train_steps(model.module, lambda m: make_optimizer(m, 0.01, 0.02), batches)
+    model.module.load_state_dict(start)
+    reference = _train_steps(model.module, torch_optim, batches)
+    for name in ours:
+        assert not torch.equal(ours[name], start[name]), f"{name} was not trained"
+        torch.testing.assert_close(ours[name], reference[name], rtol=1e-5, atol=1e-6)
+
+
+def test_sparse_adam_refuses_dense_gradients():
+    weight = torch.nn.Parameter(torch.zeros(3, 2))
+    weight.grad = torch.ones(3, 2)
+    with pytest.raises(RuntimeError, match="sparse gradients"):
+        SparseAdam([weight], lr=0.1).step()
+
+
+def test_adam_skips_parameters_without_gradients():
+    a, b = torch.nn.Parameter(torch.ones(2)), torch.nn.Parameter(torch.ones(2))
+    opt = Adam([a, b], lr=0.1)
+    a.grad = torch.ones(2)
+    opt.step()
+    assert torch.equal(b.detach(), torch.ones(2))
+    torch.testing.assert_close(a.detach(), torch.full((2,), 0.9))
+
+
+# -- the vectors cache -----------------------------------------------------------------------
+
+def _write_glove(path, rows):
+    path.write_text("".join(f"{w} " + " ".join(f"{x:g}" for x in vec) + "\n" for w, vec in rows), encoding="utf8")
+
+
+def test_cached_read_returns_the_text_readers_arrays(glove_small, tmp_path):
+    from spacy_mimick.vectors_io import read_vectors
+
+    src = tmp_path / "small.txt"
+    _write_glove(src, zip(glove_small.words[:500], glove_small.matrix[:500]))
+    plain = read_vectors(src)
+    first = read_vectors(src, cache=tmp_path / "cache")
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    second = read_vectors(src, cache=tmp_path / "cache")  # from the cache file
+    for table in (first, second):
+        assert table.words == plain.words
+        assert numpy.array_equal(table.matrix, plain.matrix) and table.matrix.dtype == numpy.float32
+        assert table.source == str(src) and table.unk is None
+    # Other read options are other entries, not the first one's rows.
+    assert len(read_vectors(src, cache=tmp_path / "cache", limit=10)) == 10
+    assert len(read_vectors(src, cache=tmp_path / "cache")) == 500
+
+
+def test_cache_is_invalidated_when_the_source_changes(glove_small, tmp_path):
+    import os
+
+    from spacy_mimick.vectors_io import read_vectors
+
+    src, cache = tmp_path / "v.txt", tmp_path / "cache"
+    _write_glove(src, zip(glove_small.words[:50], glove_small.matrix[:50]))
+    assert read_vectors(src, cache=cache).words == glove_small.words[:50]
+    _write_glove(src, zip(glove_small.words[50:80], glove_small.matrix[50:80] * 2))
+    st = os.stat(src)
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # a later time even on coarse clocks
+    changed = read_vectors(src, cache=cache)
+    assert changed.words == glove_small.words[50:80]
+    assert numpy.allclose(changed.matrix, glove_small.matrix[50:80] * 2, atol=1e-5)
+    # A corrupt cache file is read around and replaced.
+    (entry,) = cache.iterdir()
+    entry.write_bytes(b"not a cache")
+    assert read_vectors(src, cache=cache).words == glove_small.words[50:80]
+    assert read_vectors(src, cache=cache).words == glove_small.words[50:80]
+
+
+def test_cached_read_replays_warnings_and_keeps_unk(tmp_path):
+    from spacy_mimick.vectors_io import read_vectors
+
+    src = tmp_path / "dup.txt"
+    src.write_text("<UNK> 1 1\ncat 1 2\ndog 3 4\ncat 5 6\n", encoding="utf8")
+    for _ in range(2):  # the parse, then the cache
+        with pytest.warns(UserWarning, match="skipped 1 duplicate word"):
+            table = read_vectors(src, on_duplicate="first", cache=tmp_path / "cache")
+        assert table.words == ["cat", "dog"] and table.unk.tolist() == [1.0, 1.0]
+
+
+def test_train_cli_caches_vectors_by_default(tmp_path, monkeypatch):
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from conftest import GLOVE
+    from spacy_mimick.cli import app
+
+    src = tmp_path / "glove.txt.gz"
+    with gzip.open(GLOVE, "rt") as f, gzip.open(src, "wt") as out:
+        out.writelines(line for _, line in zip(range(300), f))
+    monkeypatch.setenv("SPACY_MIMICK_CACHE", str(tmp_path / "cache"))
+    for extra in (["--no-cache"], [], []):
+        result = CliRunner().invoke(app, ["train", str(src), str(tmp_path / "m"), "--paper", "--max-epochs", "1",
+                                          "--quiet", *extra], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / "cache").exists() == (extra == [])
+    assert len(list((tmp_path / "cache").glob("vectors-glove.txt.gz-*.npz"))) == 1
