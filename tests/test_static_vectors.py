@@ -173,3 +173,44 @@ def test_config_example_differs_from_the_original_only_by_mimick():
     del ours["paths"]["mimick_model"]
     embed["@architectures"] = "spacy.MultiHashEmbed.v2"
     assert ours == original
+
+
+def test_worker_processes_warn_that_token_vector_loses_its_hooks(tiny_mimick, tmp_path):
+    """nlp.pipe(n_process=2): the docs come back without hooks (spaCy W109). The component says
+    so, once per worker, naming the fix; the stored vectors are intact."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "run.py"
+    script.write_text(f"""
+import warnings, numpy, spacy
+from spacy.vectors import Vectors
+from spacy_mimick.mimick_component import restore_vector_hooks
+from spacy_mimick.vectors_io import read_vectors
+table = read_vectors({str(Path(__file__).resolve().parents[1] / 'assets' / 'glove.6B.50d.top20k.txt.gz')!r}, limit=2000)
+nlp = spacy.blank("en")
+nlp.vocab.vectors = Vectors(strings=nlp.vocab.strings, data=table.matrix, keys=table.words)
+nlp.add_pipe("mimick_vectors").initialize(model_path={str(tiny_mimick)!r})
+texts = ["the flatfish hurtled"] * 6
+docs = list(nlp.pipe(texts, n_process=2, batch_size=2))
+fish = docs[0][1]
+print("ZERO_BEFORE", not fish.vector.any(), "STORED", fish._.mimick_vector is not None)
+restore_vector_hooks(docs[0])
+print("RESTORED", bool(docs[0][1].vector.any()))
+""")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(Path(__file__).resolve().parents[1]), "PATH": "/usr/bin:/bin",
+                               "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr
+    assert "ZERO_BEFORE True STORED True" in done.stdout and "RESTORED True" in done.stdout
+    assert done.stderr.count("MimickHooksWarning") == 2  # once in each worker
+    assert "restore_vector_hooks(doc)" in done.stderr
+
+
+def test_no_worker_warning_in_the_main_process(nlp_glove, tiny_mimick):
+    nlp_glove.add_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    from spacy_mimick.pipeline_links import MimickHooksWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MimickHooksWarning)
+        assert nlp_glove("the flatfish hurtled")[1].vector.any()
