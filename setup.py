@@ -52,6 +52,10 @@ setup(
             "spacy_mimick.MimickTagger.v1 = spacy_mimick.tagger_model:build_mimick_tagger_v1",
             "spacy_mimick.MimickTagger.v2 = spacy_mimick.tagger_model:build_mimick_tagger_v2",
             "spacy_mimick.MimickTagger.v3 = spacy_mimick.tagger_model:build_mimick_tagger_v3",
+            "spacy_mimick.MimickStaticVectors.v1 = spacy_mimick.static_vectors:MimickStaticVectors",
+            "spacy_mimick.MultiHashEmbed.v1 = spacy_mimick.static_vectors:mimick_multi_hash_embed",
+            "spacy_mimick.CharacterEmbed.v1 = spacy_mimick.static_vectors:mimick_character_embed",
+            "spacy_mimick.HashEmbedCNN.v1 = spacy_mimick.static_vectors:mimick_hash_embed_cnn",
         ],
         "spacy_scorers": [
             "spacy_mimick.attribute_scorer.v1 = spacy_mimick.scorer:make_attribute_scorer",

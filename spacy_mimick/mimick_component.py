@@ -45,7 +45,7 @@ subwords, so there is nothing to predict: the component then leaves docs unchang
 """
 from collections import OrderedDict
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 import warnings
 
 import numpy
@@ -58,6 +58,7 @@ from spacy.vectors import Mode
 from spacy.vocab import Vocab
 
 from .mimick_model import MimickModel, MimickModelError
+from .pipeline_links import register_component, warn_if_worker
 from .token_vectors import (
     MIMICK_ONLY_KEY, MIMICK_WIDTH_KEY, OOV_VECTORS_KEY, SPELLING_VECTORS_KEY, get_oov_table,
     mimick_only_width,
@@ -288,6 +289,7 @@ class MimickVectors(Pipe):
             )
         self.model = model
         self._cache.clear()
+        register_component(self)
 
     def _require_model(self) -> MimickModel:
         if self.model is None:
@@ -309,21 +311,50 @@ class MimickVectors(Pipe):
         mimick_only = self.cfg.get("mimick_only", False)
         if self.vocab.vectors.mode == Mode.floret and not mimick_only:
             return docs
+        register_component(self)
+        tables, spelling = self._predict_tables(docs)
+        warn_if_worker(self.name)
+        for doc, doc_table in zip(docs, tables):
+            table = dict(get_oov_table(doc))
+            table.update(doc_table)
+            doc.user_data[OOV_VECTORS_KEY] = table
+            if mimick_only:
+                doc.user_data[MIMICK_ONLY_KEY] = True
+                doc.user_data[MIMICK_WIDTH_KEY] = self._require_model().width
+            if spelling:
+                doc.user_data[SPELLING_VECTORS_KEY] = {token.text: spelling[token.text] for token in doc}
+            restore_vector_hooks(doc)
+        return docs
+
+    def oov_tables(self, docs: List[Doc]) -> List[Dict[str, numpy.ndarray]]:
+        """The ``{form: vector}`` table this component would store on each of ``docs``, without
+        changing the docs (no user_data, no hooks). ``MimickStaticVectors`` calls it for docs
+        that did not pass through the component. Floret tables: ``{}`` (nothing is OOV)."""
+        if self.vocab.vectors.mode == Mode.floret and not self.cfg.get("mimick_only", False):
+            return [{} for _ in docs]
+        return self._predict_tables(docs, spelling=False)[0]
+
+    def _predict_tables(
+        self, docs: List[Doc], spelling: bool = True,
+    ) -> Tuple[List[Dict[str, numpy.ndarray]], Dict[str, numpy.ndarray]]:
+        """Per doc, ``{form: vector}`` of its OOV forms; and, with ``predict_all`` (and
+        ``spelling``), Mimick's prediction of every form of the batch."""
+        mimick_only = self.cfg.get("mimick_only", False)
         model = self._require_model()
         key2row = self.vocab.vectors.key2row
         strings = self.vocab.strings
         backoff = self.cfg["lowercase_backoff"] and not mimick_only
-        predict_all = self.cfg["predict_all"]
+        predict_all = self.cfg["predict_all"] and spelling
         needed: Dict[str, Optional[numpy.ndarray]] = {}
         # The cache holds Mimick's own predictions (never lowercase-backoff rows), so
         # predict_all reads every form's prediction from it.
-        spelling: Dict[str, Optional[numpy.ndarray]] = {}
+        spelling_table: Dict[str, Optional[numpy.ndarray]] = {}
         per_doc: List[List[str]] = []
         for doc in docs:
             forms = []
             for token in doc:
-                if predict_all and token.text not in spelling:
-                    spelling[token.text] = self._cached(token.text)
+                if predict_all and token.text not in spelling_table:
+                    spelling_table[token.text] = self._cached(token.text)
                 if token.is_space:
                     continue  # whitespace tokens get no vector, as in spaCy
                 if not mimick_only and token.orth in key2row:
@@ -341,7 +372,7 @@ class MimickVectors(Pipe):
             per_doc.append(forms)
         missing = list(dict.fromkeys(
             [form for form, vec in needed.items() if vec is None]
-            + [form for form, vec in spelling.items() if vec is None]
+            + [form for form, vec in spelling_table.items() if vec is None]
         ))
         if missing:
             # One read-only copy per row: a view would keep the whole batch's prediction
@@ -351,23 +382,14 @@ class MimickVectors(Pipe):
             for form, vector in zip(missing, predicted):
                 if form in needed and needed[form] is None:
                     needed[form] = vector
-                if form in spelling:
-                    spelling[form] = vector
+                if form in spelling_table:
+                    spelling_table[form] = vector
                 self._remember(form, vector)
         if self.cfg["add_to_vectors"]:
             for form, vector in needed.items():
                 self.vocab.set_vector(strings.add(form), vector)
-        for doc, forms in zip(docs, per_doc):
-            table = dict(get_oov_table(doc))
-            table.update((form, needed[form]) for form in forms)
-            doc.user_data[OOV_VECTORS_KEY] = table
-            if mimick_only:
-                doc.user_data[MIMICK_ONLY_KEY] = True
-                doc.user_data[MIMICK_WIDTH_KEY] = model.width
-            if spelling:
-                doc.user_data[SPELLING_VECTORS_KEY] = {token.text: spelling[token.text] for token in doc}
-            restore_vector_hooks(doc)
-        return docs
+        tables = [{form: needed[form] for form in forms} for forms in per_doc]
+        return tables, spelling_table  # type: ignore[return-value]
 
     def _cached(self, form: str) -> Optional[numpy.ndarray]:
         vector = self._cache.get(form)

