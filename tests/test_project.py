@@ -113,7 +113,8 @@ def test_training_commands_match_the_configs(project_copy):
         if not cmd["name"].startswith("train-tagger-"):
             continue
         variant = cmd["name"][len("train-tagger-"):]
-        cfg = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}.cfg", interpolate=False)
+        name = (config["vars"]["spacy_config"] if variant == "spacy" else f"configs/tagger_{variant}.cfg")
+        cfg = spacy.util.load_config(REPO / name, interpolate=False)
         passed = {t.split(".", 1)[1] for t in cmd["script"][0].split() if t.startswith("--paths.")}
         assert passed <= set(cfg["paths"]), (variant, passed)
         assert {"train", "dev", "vectors"} <= passed
@@ -234,12 +235,34 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     tiny_nochar = runs("train-tagger-nochar", "UD_Tiny-Test")
     assert len(tiny_nochar) == 3  # 600 tokens: budget 1000 skipped
     assert all("--vars.vectors none" in l and "--vars.lang xx" in l for l in tiny_nochar)  # no spaCy "qq"
-    assert len(runs("significance", TREEBANK)) == 3 and not runs("significance", "UD_Tiny-Test")
+    # McNemar/bootstrap for every seed where the four variants ran.
+    assert len(runs("significance", TREEBANK)) == 5 and not runs("significance", "UD_Tiny-Test")
+    # spaCy's tagger + morphologizer beside them, everywhere; the morphologizer alone (and no
+    # static vectors) where the treebank has no XPOS and no vectors.
+    assert len(runs("train-tagger-spacy", TREEBANK)) == 5 and len(runs("train-tagger-spacy", "UD_Tiny-Test")) == 3
+    assert all("spacy_morphologizer.cfg" in l and "--vars.spacy_static_vectors false" in l
+               for l in runs("train-tagger-spacy", "UD_Tiny-Test"))
+    assert all("spacy_tagger_morphologizer.cfg" in l for l in runs("train-tagger-spacy", TREEBANK))
     assert any("--vars.n_tokens 500 --vars.seed 0 --vars.epochs 80" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert any("--vars.n_tokens 0 --vars.seed 0 --vars.epochs 40" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert all("--vars.mimick_epochs 7" in l for l in lines)  # --var reaches every command
     with pytest.raises(SystemExit, match="NAME=VALUE"):
         paper_script.main(["--data-dir", str(data), "--dry-run", "--var", "mimick_epochs",
+                           "--project-dir", str(project_copy)])
+    # With the original release's model of the language, a treebank without vectors gets
+    # import-mimick and all four variants (Mimick-only vectors); --variants restricts.
+    (data / "original_mimick").mkdir()
+    (data / "original_mimick" / "qq-lstm-est.tar.gz").write_bytes(b"")
+    paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
+                       "--treebanks", "UD_Tiny-Test", "--variants", "nochar,mimick,chartag,both",
+                       "--project-dir", str(project_copy)])
+    lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
+    assert len(runs("import-mimick", "UD_Tiny-Test")) == 1
+    assert all("--vars.release_lang qq" in l for l in lines)
+    assert len(runs("train-tagger-both", "UD_Tiny-Test")) == 1 and len(runs("significance", "UD_Tiny-Test")) == 1
+    assert not runs("train-tagger-spacy", "UD_Tiny-Test")
+    with pytest.raises(SystemExit, match="unknown --variants"):
+        paper_script.main(["--data-dir", str(data), "--dry-run", "--variants", "nochar,bogus",
                            "--project-dir", str(project_copy)])
 
 
