@@ -61,7 +61,7 @@ from .mimick_model import MimickModel, MimickModelError
 from .pipeline_links import register_component, warn_if_worker
 from .token_vectors import (
     MIMICK_ONLY_KEY, MIMICK_WIDTH_KEY, OOV_VECTORS_KEY, SPELLING_VECTORS_KEY, get_oov_table,
-    mimick_only_width,
+    mimick_only_width, to_numpy,
 )
 
 
@@ -366,7 +366,7 @@ class MimickVectors(Pipe):
                 # The backoff row comes first: the cache may also hold this form's Mimick
                 # prediction (predict_all caches every form), which must not replace it.
                 if backoff and token.lower in key2row:
-                    needed[form] = _read_only(self.vocab.vectors[token.lower])
+                    needed[form] = _read_only(to_numpy(self.vocab.vectors[token.lower]))
                 else:
                     needed[form] = self._cached(form)
             per_doc.append(forms)

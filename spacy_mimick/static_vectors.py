@@ -42,7 +42,7 @@ from thinc.types import Floats2d, Ragged
 from thinc.util import partial
 
 from .pipeline_links import MimickLayerWarning, component_for
-from .token_vectors import MIMICK_WIDTH_KEY, OOV_VECTORS_KEY, is_mimick_only
+from .token_vectors import MIMICK_WIDTH_KEY, OOV_VECTORS_KEY, is_mimick_only, to_numpy
 
 LAYER_NAME = "mimick_static_vectors"
 
@@ -166,7 +166,7 @@ def input_vectors(docs: List[Doc], nM: int, xp=numpy) -> Tuple[numpy.ndarray, in
         V = xp.zeros((n, nM), dtype="float32")
     else:
         keys = numpy.concatenate([doc.to_array(vectors.attr) for doc in docs]).astype("uint64")
-        rows = numpy.asarray(vectors.find(keys=keys))
+        rows = to_numpy(vectors.find(keys=keys))
         rows = rows.get() if hasattr(rows, "get") else rows
         if vectors.shape[1] != nM:
             raise ValueError(

@@ -24,7 +24,7 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
-from .token_vectors import doc_vectors, is_mimick_only, spelling_vectors
+from .token_vectors import doc_vectors, is_mimick_only, spelling_vectors, to_numpy
 
 # Case classes of MimickTagger.v2's case_features (see word_shape).
 WORD_SHAPES = ("lower", "Title", "UPPER", "miXed", "digits", "other")
@@ -364,7 +364,7 @@ def _static_vectors(model: Model, doc: Doc) -> Floats2d:
     table = doc.vocab.vectors
     # A Mimick-only doc does not use the table (it may be of another width).
     if len(missing) and model.attrs["lowercase_backoff"] and table.shape[0] and not is_mimick_only(doc):
-        rows = numpy.asarray(table.find(keys=[doc[int(i)].lower for i in missing]))
+        rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in missing]))
         found = rows >= 0
         if found.any():
             data = table.data

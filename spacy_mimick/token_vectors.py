@@ -23,6 +23,12 @@ MIMICK_ONLY_KEY = "spacy_mimick.mimick_only"
 MIMICK_WIDTH_KEY = "spacy_mimick.mimick_width"
 
 
+def to_numpy(array) -> numpy.ndarray:
+    """``array`` as numpy: spaCy keeps the vectors table (and ``Vectors.find``'s rows) on the
+    GPU under ``spacy train --gpu-id N``, and cupy refuses implicit conversion."""
+    return array.get() if hasattr(array, "get") else numpy.asarray(array)
+
+
 def get_oov_table(doc: Doc) -> Dict[str, numpy.ndarray]:
     """The Mimick predictions stored on ``doc`` ({} when there are none)."""
     return doc.user_data.get(OOV_VECTORS_KEY, {})
@@ -113,7 +119,7 @@ def doc_vectors(doc: Doc) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
         has_vector[:] = True
         return out, has_vector, predicted
     rows = vectors.find(keys=[t.orth for t in doc]) if vectors.shape[0] else numpy.full((n,), -1)
-    rows = numpy.asarray(rows)
+    rows = to_numpy(rows)
     found = rows >= 0
     if found.any():
         data = vectors.data

@@ -534,3 +534,24 @@ def test_optimizer_averages_reach_the_torch_module(vectors_dir):
     assert any(not numpy.allclose(a, b) for a, b in zip(before, inside))
     for k, v in module.state_dict().items():
         numpy.testing.assert_array_equal(v.numpy(), raw[k].numpy())
+
+
+def test_to_numpy_takes_gpu_arrays_explicitly():
+    """Under ``spacy train --gpu-id N`` spaCy keeps the vectors table in cupy arrays, which
+    refuse implicit conversion; the featurizer and the component convert with ``.get()``."""
+    from spacy_mimick.token_vectors import to_numpy
+
+    class FakeCupy:
+        def __init__(self, data):
+            self.data = numpy.asarray(data)
+
+        def get(self):
+            return self.data
+
+        def __array__(self, *args, **kwargs):
+            raise TypeError("Implicit conversion to a NumPy array is not allowed")
+
+    with pytest.raises(TypeError):
+        numpy.asarray(FakeCupy([1, 2]))
+    numpy.testing.assert_array_equal(to_numpy(FakeCupy([1, -1])), [1, -1])
+    numpy.testing.assert_array_equal(to_numpy([3, 4]), [3, 4])
