@@ -227,25 +227,25 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
     def runs(command, treebank):
-        return [l for l in lines if f"project run {command} " in l and f"--vars.treebank {treebank} " in l]
+        return [l for l in lines if f"project run {command} " in l and f"--vars.treebank={treebank} " in l]
 
     assert len(runs("train-mimick", TREEBANK)) == 1 and not runs("train-mimick", "UD_Tiny-Test")
     assert len(runs("train-tagger-both", TREEBANK)) == 5  # 2 budgets x 2 seeds + full data once
     assert not runs("train-tagger-mimick", "UD_Tiny-Test") and not runs("train-tagger-both", "UD_Tiny-Test")
     tiny_nochar = runs("train-tagger-nochar", "UD_Tiny-Test")
     assert len(tiny_nochar) == 3  # 600 tokens: budget 1000 skipped
-    assert all("--vars.vectors none" in l and "--vars.lang xx" in l for l in tiny_nochar)  # no spaCy "qq"
+    assert all("--vars.vectors=none" in l and "--vars.lang=xx" in l for l in tiny_nochar)  # no spaCy "qq"
     # McNemar/bootstrap for every seed where the four variants ran.
     assert len(runs("significance", TREEBANK)) == 5 and not runs("significance", "UD_Tiny-Test")
     # spaCy's tagger + morphologizer beside them, everywhere; the morphologizer alone (and no
     # static vectors) where the treebank has no XPOS and no vectors.
     assert len(runs("train-tagger-spacy", TREEBANK)) == 5 and len(runs("train-tagger-spacy", "UD_Tiny-Test")) == 3
-    assert all("spacy_morphologizer.cfg" in l and "--vars.spacy_static_vectors false" in l
+    assert all("spacy_morphologizer.cfg" in l and "--vars.spacy_static_vectors=false" in l
                for l in runs("train-tagger-spacy", "UD_Tiny-Test"))
     assert all("spacy_tagger_morphologizer.cfg" in l for l in runs("train-tagger-spacy", TREEBANK))
-    assert any("--vars.n_tokens 500 --vars.seed 0 --vars.epochs 80" in l for l in runs("train-tagger-nochar", TREEBANK))
-    assert any("--vars.n_tokens 0 --vars.seed 0 --vars.epochs 40" in l for l in runs("train-tagger-nochar", TREEBANK))
-    assert all("--vars.mimick_epochs 7" in l for l in lines)  # --var reaches every command
+    assert any("--vars.n_tokens=500 --vars.seed=0 --vars.epochs=80" in l for l in runs("train-tagger-nochar", TREEBANK))
+    assert any("--vars.n_tokens=0 --vars.seed=0 --vars.epochs=40" in l for l in runs("train-tagger-nochar", TREEBANK))
+    assert all("--vars.mimick_epochs=7" in l for l in lines)  # --var reaches every command
     with pytest.raises(SystemExit, match="NAME=VALUE"):
         paper_script.main(["--data-dir", str(data), "--dry-run", "--var", "mimick_epochs",
                            "--project-dir", str(project_copy)])
@@ -258,9 +258,20 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
                        "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     assert len(runs("import-mimick", "UD_Tiny-Test")) == 1
-    assert all("--vars.release_lang qq" in l for l in lines)
+    assert all("--vars.release_lang=qq" in l for l in lines)
     assert len(runs("train-tagger-both", "UD_Tiny-Test")) == 1 and len(runs("significance", "UD_Tiny-Test")) == 1
     assert not runs("train-tagger-spacy", "UD_Tiny-Test")
+    # The low-resource recipe: its configs, its own training/metrics folders, and an lr decay
+    # that ends with the run (epochs x batches of the sample).
+    paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run", "--recipe", "lowres",
+                       "--treebanks", TREEBANK, "--variants", "both", "--project-dir", str(project_copy)])
+    lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
+    both = runs("train-tagger-both", TREEBANK)
+    assert len(both) == 1 and "--vars.recipe=_lowres" in both[0]
+    assert "--vars.train_args=--training.optimizer.learn_rate.total_steps 480 " in both[0] + " "  # 80 x 6 batches
+    config = load_config(project_copy, recipe="_lowres")
+    script = {c["name"]: c for c in config["commands"]}["train-tagger-both"]["script"][0]
+    assert "configs/tagger_both_lowres.cfg" in script and f"training/{TREEBANK}_lowres/" in script
     with pytest.raises(SystemExit, match="unknown --variants"):
         paper_script.main(["--data-dir", str(data), "--dry-run", "--variants", "nochar,bogus",
                            "--project-dir", str(project_copy)])

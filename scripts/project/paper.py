@@ -88,6 +88,21 @@ def eval_frequency(n_tokens: int, n_train: int, epochs: int, batch_tokens: int =
     return int(min(500, max(10, steps // 10)))
 
 
+def batches_per_epoch(config: Path, train: Path, n_tokens: int, batch_tokens: int) -> int:
+    """Batches of one epoch over ``train`` with ``config``'s batcher (the lowres recipe's lr
+    decay ends at epochs x this); estimated from the budget when the sample does not exist yet
+    (dry runs)."""
+    if not train.exists():
+        return max(1, -(-int(1.2 * n_tokens) // batch_tokens))
+    import spacy
+    from spacy.util import load_config, registry
+
+    from spacy_mimick.ud import create_conllu_corpus_reader
+
+    batcher = registry.resolve({"b": load_config(config, interpolate=False)["training"]["batcher"]})["b"]
+    return sum(1 for _ in batcher(create_conllu_corpus_reader(str(train))(spacy.blank("xx"))))
+
+
 def spacy_lang(lang: str) -> str:
     """``lang`` if spaCy can build a blank pipeline for it, else the multi-language ``xx``."""
     import spacy
@@ -144,7 +159,8 @@ class Runner:
                 return
         args = [sys.executable, "-m", "spacy", "project", "run", name, str(self.project_dir)]
         for key_, value in variables.items():
-            args += [f"--vars.{key_}", str(value)]
+            # --vars.NAME=VALUE: a value may start with "--" (train_args) or be empty.
+            args.append(f"--vars.{key_}={value}")
         if self.force:
             args.append("--force")
         print("[paper] " + " ".join(args[1:]), flush=True)
@@ -175,6 +191,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--gpu-id", type=int, default=-1)
     parser.add_argument("--variants", default=",".join(ALL_VARIANTS + BASELINES),
                         help="Systems to train where they apply (default: the four variants and spacy)")
+    parser.add_argument("--recipe", choices=["paper", "lowres"], default="paper",
+                        help="Tagger training recipe: the paper's configs, or configs/tagger_<variant>_lowres.cfg "
+                             "(runs under training/<treebank>_lowres, metrics/<treebank>_lowres)")
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                         help="Another project variable for every command, e.g. --var mimick_epochs=15")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -241,9 +260,17 @@ def main(argv: Optional[List[str]] = None) -> None:
                 continue
             for seed in (seeds if n_tokens > 0 else seeds[:1]):
                 epochs = args.low_epochs if 0 < n_tokens <= 5000 else args.epochs
+                batch_tokens = 100 if args.recipe == "lowres" else 400
                 setting = {**base, "n_tokens": n_tokens, "seed": seed, "epochs": epochs,
-                           "eval_frequency": eval_frequency(n_tokens, n_train, epochs)}
+                           "eval_frequency": eval_frequency(n_tokens, n_train, epochs, batch_tokens)}
                 runner.run("subsample", setting)
+                if args.recipe == "lowres":
+                    sample = args.project_dir / "corpus" / treebank / (
+                        "raw/train.conllu" if n_tokens <= 0 else f"train.n{n_tokens}.s{seed}.conllu")
+                    per_epoch = batches_per_epoch(args.project_dir / "configs" / "tagger_both_lowres.cfg",
+                                                  sample, n_tokens if n_tokens > 0 else n_train, batch_tokens)
+                    setting["recipe"] = "_lowres"
+                    setting["train_args"] = f"--training.optimizer.learn_rate.total_steps {epochs * per_epoch}"
                 for variant in variants:
                     runner.run(f"train-tagger-{variant}", setting)
                 runner.run("evaluate", setting)
