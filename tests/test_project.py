@@ -268,7 +268,7 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     both = runs("train-tagger-both", TREEBANK)
     assert len(both) == 1 and "--vars.recipe=_lowres" in both[0]
-    assert "--vars.train_args=--training.optimizer.learn_rate.total_steps 480 " in both[0] + " "  # 80 x 6 batches
+    assert "--vars.max_steps=480 " in both[0] + " "  # 80 epochs x 6 batches: where the lr decay ends
     config = load_config(project_copy, recipe="_lowres")
     script = {c["name"]: c for c in config["commands"]}["train-tagger-both"]["script"][0]
     assert "configs/tagger_both_lowres.cfg" in script and f"training/{TREEBANK}_lowres/" in script

@@ -238,7 +238,7 @@ def test_serialization_round_trips(trained, vectors_dir, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "variant", ["nochar", "mimick", "chartag", "both", "mimick_v2", "both_v2", "mimick_v3", "both_v3"]
+    "variant", ["nochar", "mimick", "chartag", "both", "mimick_v2", "both_v2", "mimick_v3", "both_v3", "both_lowres", "nochar_lowres"]
 )
 def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
     from spacy.cli.train import train

@@ -159,7 +159,7 @@ class Runner:
                 return
         args = [sys.executable, "-m", "spacy", "project", "run", name, str(self.project_dir)]
         for key_, value in variables.items():
-            # --vars.NAME=VALUE: a value may start with "--" (train_args) or be empty.
+            # --vars.NAME=VALUE: a value may be empty.
             args.append(f"--vars.{key_}={value}")
         if self.force:
             args.append("--force")
@@ -270,7 +270,8 @@ def main(argv: Optional[List[str]] = None) -> None:
                     per_epoch = batches_per_epoch(args.project_dir / "configs" / "tagger_both_lowres.cfg",
                                                   sample, n_tokens if n_tokens > 0 else n_train, batch_tokens)
                     setting["recipe"] = "_lowres"
-                    setting["train_args"] = f"--training.optimizer.learn_rate.total_steps {epochs * per_epoch}"
+                    # The configs' lr decay ends at max_steps, where training ends too.
+                    setting["max_steps"] = epochs * per_epoch
                 for variant in variants:
                     runner.run(f"train-tagger-{variant}", setting)
                 runner.run("evaluate", setting)
