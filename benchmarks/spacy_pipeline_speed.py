@@ -21,6 +21,7 @@ runs each. Prints a markdown table.
 import argparse
 import tempfile
 import time
+import sys
 from pathlib import Path
 
 import spacy
@@ -38,9 +39,8 @@ GLOVE = SHARED / "embeddings/glove.6B.50d.top100k.txt.gz"
 EWT = SHARED / "ud/UD_English-EWT"
 
 
-def texts_of(conllu: Path):
-    return [line[len("# text = "):].rstrip("\n") for line in open(conllu, encoding="utf8")
-            if line.startswith("# text = ")]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from component_speed import texts_of  # noqa: E402  (the EWT sentences, as the other benchmark reads them)
 
 
 def build_base(workdir: Path, optimize: str) -> Path:
