@@ -2,11 +2,12 @@
 
     python scripts/project/paper.py --data-dir ../shared/data [--treebanks UD_English-EWT,...] \
         [--sizes 500,1000,2000,5000,10000,0] [--seeds 0,1,2,3,4] [--epochs 40 --low-epochs 80] \
+        [--variants nochar,mimick,chartag,both,spacy] [--recipe paper|lowres] \
         [--var mimick_epochs=15 ...] [--dry-run]
 
 weasel workflows cannot loop, so this script does: for each treebank (``UD_*`` folders of
-DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --vars.lang L
---vars.treebank T ...`` for the commands of project.yml, in order:
+DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --vars.lang=L
+--vars.treebank=T ...`` for the commands of project.yml, in order:
 
 * ``data``, ``convert``, ``init-vectors``, and ``train-mimick`` when the language has vectors
   (``data.py``'s ``--vectors auto``: Polyglot if downloaded, else en GloVe, ru navec, fr
