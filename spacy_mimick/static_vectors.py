@@ -167,7 +167,6 @@ def input_vectors(docs: List[Doc], nM: int, xp=numpy) -> Tuple[numpy.ndarray, in
     else:
         keys = numpy.concatenate([doc.to_array(vectors.attr) for doc in docs]).astype("uint64")
         rows = to_numpy(vectors.find(keys=keys))
-        rows = rows.get() if hasattr(rows, "get") else rows
         if vectors.shape[1] != nM:
             raise ValueError(
                 f"{LAYER_NAME}: the vectors table is {vectors.shape[1]}-d, the layer expects "

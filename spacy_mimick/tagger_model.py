@@ -289,8 +289,7 @@ def has_pretrained_vector(model: Model, token: Token) -> bool:
 def _unk_vector(vectors: Vectors, unk_key: str) -> Floats1d:
     if not vectors.shape[0]:
         return numpy.zeros((0,), dtype="float32")
-    data = vectors.data
-    data = data.get() if hasattr(data, "get") else data  # cupy -> numpy
+    data = to_numpy(vectors.data)
     row = vectors.find(key=unk_key) if unk_key else -1
     if row >= 0:
         return numpy.array(data[row], dtype="float32")
@@ -367,12 +366,10 @@ def _static_vectors(model: Model, doc: Doc) -> Floats2d:
         rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in missing]))
         found = rows >= 0
         if found.any():
-            data = table.data
-            data = data.get() if hasattr(data, "get") else data
+            data = to_numpy(table.data)
             vectors[missing[found]] = data[rows[found]]
             missing = missing[~found]
-    unk = model.get_param("unk")
-    vectors[missing] = unk.get() if hasattr(unk, "get") else unk  # cupy (GPU) -> numpy
+    vectors[missing] = to_numpy(model.get_param("unk"))
     return vectors
 
 

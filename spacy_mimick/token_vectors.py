@@ -122,8 +122,7 @@ def doc_vectors(doc: Doc) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     rows = to_numpy(rows)
     found = rows >= 0
     if found.any():
-        data = vectors.data
-        data = data.get() if hasattr(data, "get") else data  # cupy -> numpy
+        data = to_numpy(vectors.data)
         out[found] = data[rows[found]]
         has_vector[found] = True
     if table:
