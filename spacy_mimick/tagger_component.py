@@ -34,18 +34,26 @@ NONE = 0  # index of the NONE value in every attribute head
 IGNORE = -1  # gold id of a head that has no usable annotation on a token
 LOSSES = ("sum", "weighted")
 
+# The default network is the best measured one (docs: MimickTagger.v3, Both variant: Mimick's
+# prediction for every token beside its word vector, and char->tag's character BiLSTM). It reads
+# Mimick's predictions, so ``mimick_vectors`` with ``predict_all = true`` must run before it
+# (initialize says so otherwise). The paper's network stays reachable by config:
+# ``@architectures = "spacy_mimick.MimickTagger.v1"`` (configs/tagger_<variant>.cfg).
 default_model_config = """
 [model]
-@architectures = "spacy_mimick.MimickTagger.v1"
-hidden_width = 128
+@architectures = "spacy_mimick.MimickTagger.v3"
+hidden_width = 256
 depth = 2
 dropout = 0.5
 fine_tune = true
 lowercase_backoff = true
 unk_key = "<UNK>"
 word_width = 64
-char_embed = 0
+char_embed = 20
 char_hidden = 128
+case_features = true
+word_dropout = 0.1
+mimick_features = true
 """
 DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
 
@@ -159,6 +167,7 @@ class MimickTagger(TrainablePipe):
             by ``spacy init labels``; collected from the data when None.
         """
         validate_get_examples(get_examples, "MimickTagger.initialize")
+        self._check_mimick_features(nlp)
         words = set()
         pos_counts: Counter = Counter()
         feat_counts: Counter = Counter()  # (attr, value) -> tokens
@@ -223,6 +232,30 @@ class MimickTagger(TrainablePipe):
                 doc_sample = (list(proc.pipe(doc_sample)) if hasattr(proc, "pipe")
                               else [proc(doc) for doc in doc_sample])
         self.model.initialize(X=doc_sample)
+
+    def _check_mimick_features(self, nlp: Optional[Language]) -> None:
+        """Refuse to initialize a model that reads Mimick's prediction for every token
+        (``mimick_features``, the default network's) when no ``mimick_vectors`` with
+        ``predict_all = true`` runs before this component: training would fail on the first
+        batch with a less helpful message."""
+        if nlp is None or not self.model.get_ref("featurizer").attrs["mimick_features"]:
+            return
+        from .mimick_component import MimickVectors
+
+        for name, proc in nlp.pipeline:
+            if name == self.name:
+                break
+            if isinstance(proc, MimickVectors) and proc.cfg.get("predict_all"):
+                return
+        raise ValueError(
+            f"{self.name}: its model reads Mimick's prediction for every token "
+            f"(mimick_features = true, the default MimickTagger.v3 network), but no "
+            f"mimick_vectors with predict_all = true runs before it. Add one, e.g. "
+            f'nlp.add_pipe("mimick_vectors", before="{self.name}", config={{"predict_all": True}}) '
+            f"initialized with a Mimick model of this pipeline's vectors (and list it in "
+            f"[training] annotating_components), or set mimick_features = false in "
+            f"[components.{self.name}.model] (MimickTagger.v2's network)"
+        )
 
     def _mimick_static_width(self, nlp: Optional[Language]) -> Optional[int]:
         """Mimick's width when its vectors are this tagger's static vectors: a

@@ -39,7 +39,7 @@ from spacy.training import Example
 from thinc.api import Adam
 from spacy_mimick.ud import read_conllu
 nlp = spacy.blank("en")
-nlp.add_pipe("mimick_tagger")
+nlp.add_pipe("mimick_tagger", config={"model": {"@architectures": "spacy_mimick.MimickTagger.v1"}})
 refs = list(read_conllu(%r, nlp.vocab, limit=20))
 examples = [Example(Doc(nlp.vocab, words=[t.text for t in r]), r) for r in refs]
 optimizer = Adam(0.001)

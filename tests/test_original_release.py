@@ -495,7 +495,7 @@ def test_tagger_uses_mimick_only_vectors_beside_a_table_of_another_width(tr_mode
     from spacy_mimick.ud import read_conllu
 
     nlp = _mimick_only_nlp(tr_model_dir, nlp_glove)
-    nlp.add_pipe("mimick_tagger")
+    nlp.add_pipe("mimick_tagger", config={"model": {"@architectures": "spacy_mimick.MimickTagger.v1"}})
     examples = [
         Example(Doc(nlp.vocab, words=[t.text for t in ref]), ref)
         for ref in read_conllu(TR_UD / "tr_imst-ud-train.conllu", nlp.vocab, limit=10)

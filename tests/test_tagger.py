@@ -46,9 +46,13 @@ def _examples(nlp, path, limit):
     ]
 
 
+V1_ARCH = "spacy_mimick.MimickTagger.v1"
+
+
 def _pipeline(vectors_dir, **model_cfg):
     nlp = spacy.load(vectors_dir) if vectors_dir is not None else spacy.blank("en")
-    nlp.add_pipe("mimick_tagger", config={"model": model_cfg})
+    # The paper's network unless the test names another (the factory's default is v3).
+    nlp.add_pipe("mimick_tagger", config={"model": {"@architectures": V1_ARCH, **model_cfg}})
     return nlp
 
 
@@ -211,7 +215,7 @@ def test_unseen_gold_values_are_ignored(vectors_dir):
 
 def test_weighted_loss_runs(vectors_dir):
     nlp = spacy.load(vectors_dir)
-    nlp.add_pipe("mimick_tagger", config={"loss": "weighted"})
+    nlp.add_pipe("mimick_tagger", config={"loss": "weighted", "model": {"@architectures": V1_ARCH}})
     train = _examples(nlp, EWT_TRAIN, 20)
     optimizer = nlp.initialize(lambda: train)
     assert numpy.isfinite(nlp.update(train, sgd=optimizer)["mimick_tagger"])
@@ -468,11 +472,13 @@ def test_v3_without_mimick_features_is_v2(vectors_dir):
     assert tagger(nlp.make_doc("the cat sat .")).has_annotation("POS")
 
 
-def test_v3_needs_static_vectors():
+def test_v3_needs_mimick_vectors():
+    # A blank pipeline: no table, no mimick_vectors (which would give Mimick's vectors as the
+    # static ones): initialize says what to add.
     nlp = spacy.blank("en")
     nlp.add_pipe("mimick_tagger", config={"model": V3})
     ref = Doc(nlp.vocab, words=["a", "b"], pos=["DET", "NOUN"])
-    with pytest.raises(ValueError, match="needs static vectors"):
+    with pytest.raises(ValueError, match="no mimick_vectors with predict_all = true runs before it"):
         nlp.initialize(lambda: [Example(nlp.make_doc("a b"), ref)])
 
 
@@ -555,3 +561,35 @@ def test_to_numpy_takes_gpu_arrays_explicitly():
         numpy.asarray(FakeCupy([1, 2]))
     numpy.testing.assert_array_equal(to_numpy(FakeCupy([1, -1])), [1, -1])
     numpy.testing.assert_array_equal(to_numpy([3, 4]), [3, 4])
+
+
+def test_default_network_is_v3_both_and_says_what_it_needs(vectors_dir, tiny_mimick):
+    """add_pipe("mimick_tagger") builds the best measured network (MimickTagger.v3, Both);
+    without mimick_vectors(predict_all) before it, initialize names the fix instead of failing
+    on the first batch."""
+    nlp = spacy.load(vectors_dir)
+    nlp.add_pipe("mimick_tagger")
+    model_cfg = nlp.config["components"]["mimick_tagger"]["model"]
+    assert model_cfg["@architectures"] == "spacy_mimick.MimickTagger.v3"
+    assert model_cfg["char_embed"] > 0 and model_cfg["mimick_features"] is True
+    train = _examples(nlp, EWT_TRAIN, 10)
+    with pytest.raises(ValueError, match=r'add_pipe\("mimick_vectors", before="mimick_tagger", config=\{"predict_all": True\}\)'):
+        nlp.initialize(lambda: train)
+    # mimick_vectors without predict_all is not enough either
+    nlp = spacy.load(vectors_dir)
+    nlp.add_pipe("mimick_vectors")
+    nlp.add_pipe("mimick_tagger")
+    nlp.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    with pytest.raises(ValueError, match="predict_all = true"):
+        nlp.initialize(lambda: _examples(nlp, EWT_TRAIN, 10))
+    # as the message says: it trains
+    nlp = spacy.load(vectors_dir)
+    nlp.add_pipe("mimick_vectors", config={"predict_all": True})
+    nlp.add_pipe("mimick_tagger")
+    nlp.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    train = _examples(nlp, EWT_TRAIN, 10)
+    optimizer = nlp.initialize(lambda: train)
+    docs = [nlp.get_pipe("mimick_vectors")(eg.predicted) for eg in train]
+    train = [Example(doc, eg.reference) for doc, eg in zip(docs, train)]
+    assert numpy.isfinite(nlp.update(train, sgd=optimizer)["mimick_tagger"])
+    assert [t.pos_ for t in nlp("The cat sat.")]
