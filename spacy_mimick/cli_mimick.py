@@ -135,10 +135,33 @@ def train_cli(
              f"dev loss {result.model.meta['dev_loss']:.4f})")
 
 
+def read_words_file(path: Path) -> List[str]:
+    """The words of a file with one word per line: UTF-8 (a BOM is dropped), surrounding
+    whitespace stripped, blank lines skipped. Bytes that are not UTF-8 are reported with their
+    line, column and byte offset in the file, like the CoNLL-U reader does."""
+    words: List[str] = []
+    offset = 0
+    with open(path, "rb") as f:
+        for line_no, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise UserError(
+                    f"{path}:{line_no}: byte(s) {raw[err.start:err.end]!r} at column {err.start + 1} "
+                    f"(byte {offset + err.start} of the file) are not UTF-8 (expected a UTF-8 file "
+                    f"with one word per line; convert it with iconv)") from None
+            offset += len(raw)
+            if line_no == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            if line.strip():
+                words.append(line.strip())
+    return words
+
+
 def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
     out = list(words)
     if words_file is not None:
-        out += [line.strip() for line in words_file.read_text(encoding="utf8").splitlines() if line.strip()]
+        out += read_words_file(words_file)
     if not out:
         raise typer.BadParameter("give words as arguments or with --words-file")
     empty = [i + 1 for i, word in enumerate(out) if not word.strip()]
