@@ -1,9 +1,9 @@
 """The typer application behind ``python -m spacy_mimick`` (commands live in cli_*.py).
 
 Help is plain click text, not typer's Rich panels: at 80 columns the panels of ``train`` left
-its help column 23 characters wide, cut ``spacy_mimick.MimickNgram.v1`` to "spacy_mimick.
-MimickNgr…" and kept the docstrings' line breaks inside re-wrapped paragraphs. Click's
-formatter re-wraps each paragraph to the terminal (at most 80 columns) and never truncates.
+its help column 23 characters wide, cut ``spacy_mimick.MimickNgram.v1`` to
+"spacy_mimick.MimickNgr…" and kept the docstrings' line breaks inside re-wrapped paragraphs.
+Click's formatter re-wraps each paragraph to the terminal (at most 80 columns) and never cuts.
 """
 from typing import List, Optional, Type
 
