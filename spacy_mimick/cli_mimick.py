@@ -10,6 +10,7 @@ from spacy.cli._util import parse_config_overrides
 from wasabi import msg
 
 from ._cli_app import app
+from ._cli_options import PAPER_SETUP, set_threads, threads_option, with_train_default
 from .mimick_component import blend_with_table, first_rare_row
 from .mimick_model import MimickModel, check_model_output, is_model_dir
 from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
@@ -38,34 +39,64 @@ def arch_config(arch: str, overrides: Dict[str, str]) -> Dict:
 
 
 @app.command(
-    "train", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    "train", short_help="Train a Mimick model on pretrained word vectors",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
 )
 @user_errors
 def train_cli(
     ctx: typer.Context,
     vectors_path: str = typer.Argument(..., help="Pretrained vectors (text/.gz/.bin/polyglot .pkl/navec .tar/spaCy dir)"),
     output_dir: Path = typer.Argument(..., help="Directory for the trained Mimick model"),
-    fmt: str = typer.Option("auto", "--format", help="Vectors format (auto, text, word2vec-binary, polyglot, navec, spacy)"),
-    paper: bool = typer.Option(False, "--paper", help="The paper's model and set-up (char BiLSTM, no augmentation, up to 30 epochs)"),
-    arch: Optional[str] = typer.Option(None, "--arch", help=f"Registered Mimick architecture (default {DEFAULT_ARCH['@architectures']})"),
+    fmt: str = typer.Option(
+        "auto", "--format",
+        help="Vectors format: auto (from the name and first bytes), text, word2vec-binary, "
+             "polyglot, navec or spacy"),
+    paper: bool = typer.Option(
+        False, "--paper",
+        help=f"Train {PAPER_SETUP}"),
+    arch: Optional[str] = typer.Option(
+        None, "--arch",
+        help=f"Registered Mimick architecture [default: {DEFAULT_ARCH['@architectures']}; "
+             f"--paper: {PAPER_ARCH['@architectures']}]"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N rows of the vectors (0: all)"),
-    max_epochs: Optional[int] = typer.Option(None, "--max-epochs"),
-    batch_size: Optional[int] = typer.Option(None, "--batch-size"),
-    learning_rate: Optional[float] = typer.Option(None, "--lr", help="Adam learning rate of dense weights"),
-    sparse_learning_rate: Optional[float] = typer.Option(None, "--sparse-lr", help="SparseAdam learning rate of n-gram tables"),
-    patience: Optional[int] = typer.Option(None, "--patience"),
-    loss: Optional[str] = typer.Option(None, "--loss", help=f"One of {', '.join(LOSSES)}"),
-    normalize_targets: Optional[bool] = typer.Option(None, "--normalize-targets/--raw-targets"),
-    freq_weight: Optional[bool] = typer.Option(None, "--freq-weight/--no-freq-weight"),
-    typo_prob: Optional[float] = typer.Option(None, "--typo-prob", help="Share of words replaced by a one-edit typo"),
-    temperature: Optional[float] = typer.Option(None, "--temperature", help="InfoNCE temperature (contrastive losses)"),
-    negatives: Optional[int] = typer.Option(None, "--negatives", help="Random negatives a batch (contrastive losses)"),
-    contrastive_weight: Optional[float] = typer.Option(None, "--contrastive-weight", help="Weight of InfoNCE in l2+contrastive"),
-    seed: Optional[int] = typer.Option(None, "--seed"),
-    threads: int = typer.Option(
-        1, "--threads",
-        help="torch CPU threads. 1 is fastest for these small batches unless cores are idle: "
-             "with one thread per busy core, LSTM steps slow down many times over"),
+    max_epochs: Optional[int] = typer.Option(
+        None, "--max-epochs", help=with_train_default("Most epochs to train", "max_epochs")),
+    batch_size: Optional[int] = typer.Option(
+        None, "--batch-size", help=with_train_default("Words per training step", "batch_size")),
+    learning_rate: Optional[float] = typer.Option(
+        None, "--lr", help=with_train_default("Adam learning rate of dense weights", "learning_rate")),
+    sparse_learning_rate: Optional[float] = typer.Option(
+        None, "--sparse-lr",
+        help=with_train_default("SparseAdam learning rate of n-gram tables", "sparse_learning_rate")),
+    patience: Optional[int] = typer.Option(
+        None, "--patience",
+        help=with_train_default(
+            "Stop after this many epochs without a better dev loss (1% of the words held out)", "patience")),
+    loss: Optional[str] = typer.Option(
+        None, "--loss", help=with_train_default(f"One of {', '.join(LOSSES)}", "loss")),
+    normalize_targets: Optional[bool] = typer.Option(
+        None, "--normalize-targets/--raw-targets",
+        help=with_train_default(
+            "Train towards unit-length copies of the vectors, or the vectors as they are",
+            "normalize_targets", lambda on: "--normalize-targets" if on else "--raw-targets")),
+    freq_weight: Optional[bool] = typer.Option(
+        None, "--freq-weight/--no-freq-weight",
+        help=with_train_default(
+            "Weight each word's loss by log(1 + its count) (counts from the file, else Zipf by rank)",
+            "freq_weight", lambda on: "--freq-weight" if on else "--no-freq-weight")),
+    typo_prob: Optional[float] = typer.Option(
+        None, "--typo-prob", help=with_train_default("Share of words replaced by a one-edit typo", "typo_prob")),
+    temperature: Optional[float] = typer.Option(
+        None, "--temperature", help=with_train_default("InfoNCE temperature (contrastive losses)", "temperature")),
+    negatives: Optional[int] = typer.Option(
+        None, "--negatives", help=with_train_default("Random negatives a batch (contrastive losses)", "negatives")),
+    contrastive_weight: Optional[float] = typer.Option(
+        None, "--contrastive-weight",
+        help=with_train_default("Weight of InfoNCE in l2+contrastive", "contrastive_weight")),
+    seed: Optional[int] = typer.Option(
+        None, "--seed",
+        help=with_train_default("Random seed: dev split, initial weights, batch order, typos", "seed")),
+    threads: int = threads_option(),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
     cache: bool = typer.Option(
         True, "--cache/--no-cache",
@@ -99,13 +130,9 @@ def train_cli(
         normalize_targets=normalize_targets, freq_weight=freq_weight, typo_prob=typo_prob, seed=seed,
         temperature=temperature, negatives=negatives, contrastive_weight=contrastive_weight,
     )
-    if threads < 1:
-        raise typer.BadParameter(f"--threads must be >= 1, got {threads}")
+    set_threads(threads)  # before any torch op runs
     if limit < 0:
         raise UserError(f"--limit must be >= 0 (0: all rows), got {limit}")
-    import torch  # already loaded by the trainer; set before any op runs
-
-    torch.set_num_threads(threads)
     train_config = replace(PAPER_CONFIG if paper else TrainConfig(),
                            **{k: v for k, v in options.items() if v is not None})
     try:
@@ -135,10 +162,33 @@ def train_cli(
              f"dev loss {result.model.meta['dev_loss']:.4f})")
 
 
+def read_words_file(path: Path) -> List[str]:
+    """The words of a file with one word per line: UTF-8 (a BOM is dropped), surrounding
+    whitespace stripped, blank lines skipped. Bytes that are not UTF-8 are reported with their
+    line, column and byte offset in the file, like the CoNLL-U reader does."""
+    words: List[str] = []
+    offset = 0
+    with open(path, "rb") as f:
+        for line_no, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise UserError(
+                    f"{path}:{line_no}: byte(s) {raw[err.start:err.end]!r} at column {err.start + 1} "
+                    f"(byte {offset + err.start} of the file) are not UTF-8 (expected a UTF-8 file "
+                    f"with one word per line; convert it with iconv)") from None
+            offset += len(raw)
+            if line_no == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            if line.strip():
+                words.append(line.strip())
+    return words
+
+
 def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
     out = list(words)
     if words_file is not None:
-        out += [line.strip() for line in words_file.read_text(encoding="utf8").splitlines() if line.strip()]
+        out += read_words_file(words_file)
     if not out:
         raise typer.BadParameter("give words as arguments or with --words-file")
     empty = [i + 1 for i, word in enumerate(out) if not word.strip()]
@@ -147,16 +197,20 @@ def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
     return out
 
 
-@app.command("predict")
+@app.command("predict", short_help="Print Mimick vectors for words (word2vec text)")
 @user_errors
 def predict_cli(
     model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
     words: List[str] = typer.Argument(None, help="Words to embed"),
-    words_file: Optional[Path] = typer.Option(None, "--words-file", help="One word per line"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="word2vec text file (default: stdout)"),
+    words_file: Optional[Path] = typer.Option(
+        None, "--words-file", help="UTF-8 file of more words, one a line (blank lines skipped)"),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="Write a word2vec text file (.gz: gzipped) instead of printing"),
+    threads: int = threads_option(),
 ):
     """Print (or write) Mimick vectors for words, in word2vec text format."""
     words = _read_words(words or [], words_file)
+    set_threads(threads)
     model = MimickModel.from_disk(model_dir)
     vectors = model.predict(words)
     if output is not None:
@@ -183,20 +237,23 @@ def nearest_neighbors(
     return results
 
 
-@app.command("neighbors")
+@app.command("neighbors", short_help="Nearest in-vocabulary words of Mimick's vectors")
 @user_errors
 def neighbors_cli(
     model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
     vectors_path: str = typer.Argument(..., help="The in-vocabulary vectors to search"),
-    words: List[str] = typer.Argument(None, help="(OOV) words"),
-    words_file: Optional[Path] = typer.Option(None, "--words-file"),
+    words: List[str] = typer.Argument(None, help="Words (typically OOV) to find neighbours of"),
+    words_file: Optional[Path] = typer.Option(
+        None, "--words-file", help="UTF-8 file of more words, one a line (blank lines skipped)"),
     k: int = typer.Option(5, "-k", help="Neighbours per word"),
     limit: int = typer.Option(0, "--limit", help="Search only the first N rows (0: all)"),
+    threads: int = threads_option(),
 ):
     """Nearest in-vocabulary words (cosine) of Mimick's vectors for WORDS, as a Markdown table."""
     words = _read_words(words or [], words_file)
     if k < 1 or limit < 0:
         raise UserError(f"-k must be >= 1 and --limit >= 0, got {k} and {limit}")
+    set_threads(threads)
     model = MimickModel.from_disk(model_dir)
     table = read_vectors(vectors_path, limit=limit or None)
     check_width(model, model_dir, table)
@@ -214,22 +271,24 @@ def neighbors_table(words: List[str], model: MimickModel, table: WordVectors, k:
     return "\n".join(lines)
 
 
-@app.command("extend")
+@app.command("extend", short_help="Write vectors for a vocabulary, OOV rows from Mimick")
 @user_errors
 def extend_cli(
     model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
     vectors_path: str = typer.Argument(..., help="The pretrained vectors"),
     output: Path = typer.Argument(..., help="Output word2vec text file (.gz for gzip)"),
     conllu: List[Path] = typer.Option([], "--conllu", help="CoNLL-U files whose words must be covered"),
-    words_file: Optional[Path] = typer.Option(None, "--words-file", help="Words to cover, one per line"),
+    words_file: Optional[Path] = typer.Option(None, "--words-file", help="UTF-8 file of words to cover, one a line"),
     lowercase_backoff: bool = typer.Option(False, "--lowercase-backoff", help="Use the lowercase form's vector before Mimick"),
     all_rows: bool = typer.Option(False, "--all-rows", help="Keep every row of the input, not only the covered words'"),
+    threads: int = threads_option(),
 ):
     """Write a vectors file covering a vocabulary: known rows kept, OOV rows from Mimick.
 
     This is how the original release fed the tagger; spaCy users can run `spacy init vectors` on
     the output. Without --all-rows only the words of the given vocabulary are written.
     """
+    set_threads(threads)
     model = MimickModel.from_disk(model_dir)  # a bad model fails before the corpus is read
     vocab: List[str] = _read_words([], words_file) if words_file is not None else []
     if conllu:
@@ -322,14 +381,16 @@ def similarity_lookups(
     return lookups
 
 
-@app.command("similarity")
+@app.command("similarity", short_help="Word-similarity scores with and without Mimick")
 @user_errors
 def similarity_cli(
     pairs_path: Path = typer.Argument(..., help="Word-similarity file (Rare Word, SimLex, MEN, WS-353, ...)"),
     vectors_path: str = typer.Argument(..., help="Pretrained vectors"),
-    model_dir: Optional[Path] = typer.Option(None, "--model", help="A trained Mimick model"),
+    model_dir: Optional[Path] = typer.Option(
+        None, "--model", help="A trained Mimick model (without it only the \"vectors\" row is scored)"),
     lowercase: bool = typer.Option(True, "--lowercase/--cased", help="Lowercase words before lookup (GloVe is lowercase)"),
     refine_rare: float = typer.Option(0.5, "--refine-rare", help="Share of the table's rarest rows refined in the last row (mimick_vectors' refine_rare)"),
+    threads: int = threads_option(),
 ):
     """Spearman's rho x 100 on a similarity set: vectors alone, vectors + Mimick, Mimick alone."""
     try:
@@ -340,6 +401,7 @@ def similarity_cli(
         raise UserError(str(err)) from None
     if not 0 <= refine_rare < 1:
         raise UserError(f"--refine-rare must be in [0, 1), got {refine_rare}")
+    set_threads(threads)
     model = MimickModel.from_disk(model_dir) if model_dir else None
     table = read_vectors(vectors_path)
     if model is not None:

@@ -52,14 +52,14 @@ def write_model_atomically(model, output_dir: Path) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-@app.command("import-original")
+@app.command("import-original", short_help="Convert a released original MIMICK model")
 def import_original_cli(
-    source: Path = typer.Argument(..., help="A released {lang}-lstm-est.tar.gz, its unpacked .bin/.c2i, or their folder"),
+    source: Path = typer.Argument(..., help="A released <lang>-lstm-est.tar.gz, its unpacked .bin/.c2i, or their folder"),
     output_dir: Path = typer.Argument(..., help="Directory for the converted Mimick model"),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language code (default: from the file name)"),
     check_reference: Optional[Path] = typer.Option(
         None, "--check-reference", exists=True, dir_okay=False,
-        help="reference/{lang}.json of vectors predicted by the original code: fail if any differs by more than --tolerance"),
+        help="reference/<lang>.json of vectors predicted by the original code: fail if any differs by more than --tolerance"),
     tolerance: float = typer.Option(1e-4, "--tolerance", help="Largest absolute difference --check-reference accepts"),
 ) -> None:
     """Convert an original MIMICK release model (DyNet, Polyglot 64d, GPL-3.0) into OUTPUT_DIR.

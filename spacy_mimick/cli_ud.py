@@ -12,6 +12,8 @@ import typer
 from spacy.tokens import DocBin
 
 from ._cli_app import app
+from ._cli_options import set_threads, threads_option
+from .add_mimick import load_pipeline
 from .ud import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
 from .user_errors import UserError, fail, user_errors
 
@@ -22,7 +24,7 @@ def no_sentences(path: Path) -> UserError:
 
 
 
-@app.command("convert")
+@app.command("convert", short_help="CoNLL-U -> .spacy with UD's words, optionally subsampled")
 @user_errors
 def convert_cli(
     input_paths: List[Path] = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U file(s)"),
@@ -31,7 +33,8 @@ def convert_cli(
     n_tokens: int = typer.Option(0, "--n-tokens", "-n", help="Subsample to at least this many tokens (0: all)"),
     seed: int = typer.Option(0, "--seed", "-s", help="Seed of the subsample"),
 ) -> None:
-    """Convert each INPUT to OUTPUT_DIR/<name>.spacy (<name>.n<N>.s<SEED>.spacy when subsampled)."""
+    """Convert each of INPUT_PATHS to OUTPUT_DIR/<name>.spacy (<name>.n<N>.s<SEED>.spacy when
+    subsampled with --n-tokens N --seed SEED)."""
     name_of = {path: path.stem + (f".n{n_tokens}.s{seed}" if n_tokens > 0 else "") for path in input_paths}
     first: dict = {}
     for path, name in name_of.items():
@@ -65,24 +68,27 @@ def convert_cli(
         typer.echo(f"  -> {output}")
 
 
-@app.command("tag")
+@app.command("tag", short_help="Write a CoNLL-U file's predicted UPOS and FEATS")
 @user_errors
 def tag_cli(
     pipeline: str = typer.Argument(..., help="Trained pipeline (package name or directory)"),
     input_path: Path = typer.Argument(..., exists=True, dir_okay=False, help="CoNLL-U file to tag"),
     output_path: Path = typer.Argument(..., dir_okay=False, help="CoNLL-U file to write"),
-    batch_size: int = typer.Option(256, "--batch-size", "-b"),
+    batch_size: int = typer.Option(256, "--batch-size", "-b", help="Sentences per nlp.pipe batch"),
+    threads: int = threads_option(),
 ) -> None:
-    """Tag INPUT's gold words with PIPELINE; write OUTPUT with the predicted UPOS and FEATS
-    (FEATS sorted as UD requires) and everything else unchanged, ready for UD's evaluation script."""
+    """Tag INPUT_PATH's gold words with PIPELINE and write OUTPUT_PATH: the same file with the
+    predicted UPOS and FEATS (FEATS sorted as UD requires) and everything else unchanged, ready
+    for UD's evaluation script."""
     from .ud import tag_conllu
 
     if batch_size < 1:
         raise UserError(f"--batch-size must be >= 1, got {batch_size}")
+    set_threads(threads)
     if output_path.exists() and output_path.samefile(input_path):
         raise UserError(f"{output_path} is the input file: refusing to write over it (expected "
                         f"another output path; the output is the input with predicted UPOS and FEATS)")
-    nlp = spacy.load(pipeline)
+    nlp = load_pipeline(pipeline)  # a missing pipeline is a user error, not a traceback
     taggers = [name for name in nlp.pipe_names
                if {"token.pos", "token.morph"} & set(nlp.get_pipe_meta(name).assigns)]
     if not taggers:

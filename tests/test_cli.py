@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from conftest import EWT, GLOVE, RARE_WORD
 from spacy_mimick.cli import app
+from spacy_mimick.cli_mimick import read_words_file
 from spacy_mimick.vectors_io import read_vectors
 
 runner = CliRunner()
@@ -76,3 +77,10 @@ def test_module_entry_point_help():
     out = subprocess.run([sys.executable, "-m", "spacy_mimick", "--help"], capture_output=True, text=True, check=True)
     for command in ("train", "predict", "neighbors", "extend", "similarity", "convert"):
         assert command in out.stdout
+
+
+def test_words_file_is_utf8_without_bom_or_blank_lines(tmp_path):
+    """--words-file of predict / neighbors / extend (a non-UTF-8 file: tests/test_reliability.py)."""
+    path = tmp_path / "words.txt"
+    path.write_bytes("\ufeffcat\n\n  dog \r\ncaf\u00e9\n".encode("utf8"))
+    assert read_words_file(path) == ["cat", "dog", "caf\u00e9"]

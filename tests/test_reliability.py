@@ -394,6 +394,23 @@ def _(tmp):
     return cli("tag", pipeline_dir(tmp), conllu_file(tmp, data=LATIN1), tmp / "y.conllu")
 
 
+LATIN1_WORDS = "cat\ncaf\u00e9\n".encode("latin-1")
+
+
+@scenario("predict-words-non-utf8", "8", "a Latin-1 --words-file", "predict MODEL --words-file w.txt",
+          "w.txt:2: byte(s) b'\\xe9' at column 4 (byte 7 of the file) are not UTF-8")
+def _(tmp):
+    (tmp / "w.txt").write_bytes(LATIN1_WORDS)
+    return cli("predict", model_dir(tmp), "--words-file", tmp / "w.txt")
+
+
+@scenario("neighbors-words-non-utf8", "8", "a Latin-1 --words-file", "neighbors MODEL v.txt --words-file w.txt",
+          "w.txt:2: byte(s) b'\\xe9' at column 4 (byte 7 of the file) are not UTF-8")
+def _(tmp):
+    (tmp / "w.txt").write_bytes(LATIN1_WORDS)
+    return cli("neighbors", model_dir(tmp), vectors_file(tmp), "--words-file", tmp / "w.txt")
+
+
 @scenario("conllu-cycle", "9", "HEADs forming a cycle", "convert x.conllu",
           "x.conllu:3: HEAD cycle through words 1 -> 2 -> 1")
 def _(tmp):
