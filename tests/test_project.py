@@ -416,6 +416,62 @@ def test_plots_learning_curves(synthetic_metrics, tmp_path):
     assert [p[3] for p in points] == [3, 3, 1]
 
 
+def one_budget_metrics(root, seeds=(0,)):
+    """What `spacy project run all` leaves: the four variants at 5,000 tokens, here for ``seeds``."""
+    scores = {"nochar": (0.8301, 0.8113), "mimick": (0.8397, 0.8195), "chartag": (0.8825, 0.8766),
+              "both": (0.8868, 0.8799)}
+    for seed in seeds:
+        for variant, (pos, attr) in scores.items():
+            write_run(root, TREEBANK, "en", 5000, seed, variant, pos + 0.01 * seed, attr, 0.6, 5009)
+    return root
+
+
+def test_plots_one_budget_is_a_bar_chart(tmp_path, monkeypatch, capsys):
+    """One budget and one seed: no 'curve' of four dots titled 'mean ± std over 1 seed(s)', but a
+    bar per variant with its score, a title without ±, and a line saying why there is no curve."""
+    figures = []
+    monkeypatch.setattr(plots_script.plt, "close", figures.append)
+    metrics = one_budget_metrics(tmp_path / "metrics")
+    plots_script.main([str(metrics), "--output-dir", str(tmp_path / "curves")])
+    assert (tmp_path / "curves" / f"{TREEBANK}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = capsys.readouterr().out
+    assert "one budget: a bar chart of the variants (learning curves need >= 2 budgets" in out
+    (fig,) = figures
+    title = fig._suptitle.get_text()
+    assert "±" not in title and "seed(s)" not in title
+    assert title == f"{TREEBANK}: 5,009 training tokens, seed 0, one run per variant (one budget: no learning curve)"
+    pos_ax, attr_ax = fig.axes
+    assert [t.get_text() for t in pos_ax.get_xticklabels()] == ["No-Char", "Mimick", "char→tag", "Both"]
+    (bars,) = pos_ax.containers
+    assert [round(bar.get_height(), 2) for bar in bars] == [83.01, 83.97, 88.25, 88.68]
+    assert [t.get_text() for t in pos_ax.texts] == ["83.01", "83.97", "88.25", "88.68"]
+    assert [round(bar.get_height(), 2) for bar in attr_ax.containers[0]] == [81.13, 81.95, 87.66, 87.99]
+    assert pos_ax.get_ylim()[0] > 70  # not from 0: the differences stay visible
+    assert not pos_ax.lines  # no line through the variants, no error bars for one seed
+
+
+def test_plots_titles_without_std_for_one_seed(tmp_path, monkeypatch):
+    """Several seeds at one budget: bars with error bars, 'mean ± std over 2 seeds'; one seed at
+    two budgets: curves, the title says one run per budget and has no ±."""
+    figures = []
+    monkeypatch.setattr(plots_script.plt, "close", figures.append)
+    metrics = one_budget_metrics(tmp_path / "two-seeds", seeds=(0, 1))
+    plots_script.main([str(metrics), "--output-dir", str(tmp_path / "a")])
+    assert figures[-1]._suptitle.get_text() == (f"{TREEBANK}: 5,009 training tokens, mean ± std over 2 seeds "
+                                                "(one budget: no learning curve)")
+    from matplotlib.container import BarContainer, ErrorbarContainer
+
+    containers = figures[-1].axes[0].containers
+    bars = next(c for c in containers if isinstance(c, BarContainer))
+    assert [round(bar.get_height(), 2) for bar in bars] == [83.51, 84.47, 88.75, 89.18]
+    assert any(isinstance(c, ErrorbarContainer) for c in containers)  # std over the 2 seeds
+    metrics = one_budget_metrics(tmp_path / "two-budgets")
+    write_run(metrics, TREEBANK, "en", 0, 0, "mimick", 0.90, 0.89, 0.7, 12000)
+    plots_script.main([str(metrics), "--output-dir", str(tmp_path / "b")])
+    assert figures[-1]._suptitle.get_text() == f"{TREEBANK}: seed 0, one run per variant and budget"
+    assert len(figures[-1].axes[0].containers) == 4  # the errorbar curves
+
+
 # -- spaCy's tagger + morphologizer as a fifth system -----------------------------------------------
 
 # report.py's output for the synthetic metrics (no spaCy runs) before the spaCy baseline existed:
@@ -520,6 +576,30 @@ def test_report_against_the_paper(synthetic_metrics):
     assert "## 1. POS tagging accuracy" in text and "Against the paper" not in text
 
 
+def test_report_sections_numbered_consecutively(synthetic_metrics, tmp_path):
+    """Section numbers count the sections present: 1-6 with everything, 1-5 without Rare Word
+    (the issue's report of `all` was numbered 1, 2, 3, 5), 1 with Rare Word only."""
+    import re
+
+    def headings(root):
+        text = report_script.render(report_script.load_results(root))
+        return [(int(m.group(1)), m.group(2).split(":")[0].split(",")[0].split(" (")[0])
+                for m in re.finditer(r"^## (\d+)\. (.*)$", text, flags=re.M)]
+
+    assert headings(synthetic_metrics) == [
+        (1, "POS tagging accuracy"), (2, "Morphosyntactic attributes"), (3, "Gain in POS accuracy from Mimick"),
+        (4, "Stanford Rare Word similarity"), (5, "All runs"), (6, "Against the paper")]
+    (synthetic_metrics / TREEBANK / "rare_word.json").unlink()
+    assert [n for n, _ in headings(synthetic_metrics)] == [1, 2, 3, 4, 5]
+    assert headings(synthetic_metrics)[3:] == [(4, "All runs"), (5, "Against the paper")]
+    one = one_budget_metrics(tmp_path / "one")  # what `all` leaves: 5,000 tokens, one seed
+    assert [n for n, _ in headings(one)] == [1, 2, 3, 4, 5]
+    rare_only = tmp_path / "rare" / TREEBANK
+    rare_only.mkdir(parents=True)
+    (rare_only / "rare_word.json").write_text(json.dumps({"rare_word": True, "treebank": TREEBANK, "systems": []}))
+    assert headings(tmp_path / "rare") == [(1, "Stanford Rare Word similarity")]
+
+
 @pytest.fixture()
 def metrics_with_spacy(synthetic_metrics):
     """The synthetic metrics plus spaCy runs (POS 83 + 2 x seed, attributes 74, OOV 55) at every
@@ -596,7 +676,8 @@ def test_plots_spacy_fifth_curve(metrics_with_spacy, tmp_path, monkeypatch):
         assert [round(y, 2) for y in spacy_line.get_ydata()] in ([85.0, 85.0, 83.0], [74.0, 74.0, 74.0])
         assert all(c.lines[0].get_linestyle() == "-" for c in ax.containers[:4])
     vietnamese = next(fig for fig in figures if "Vietnamese" in fig._suptitle.get_text())
-    assert "spaCy" not in [t.get_text() for t in vietnamese.axes[0].get_legend().get_texts()]
+    # Vietnamese ran at one budget: a bar chart, with no spaCy bar.
+    assert [t.get_text() for t in vietnamese.axes[0].get_xticklabels()] == ["No-Char", "char→tag"]
 
 
 def first_sentences(path: Path, n: int) -> str:
