@@ -27,6 +27,7 @@ import init_vectors as init_vectors_script  # noqa: E402
 import paper as paper_script  # noqa: E402
 import plots as plots_script  # noqa: E402
 import report as report_script  # noqa: E402
+import summary as summary_script  # noqa: E402
 
 TREEBANK = "UD_English-EWT"
 
@@ -75,9 +76,15 @@ def test_project_yml_validates_and_documents(project_copy):
     commands = {cmd["name"]: cmd for cmd in config["commands"]}
     for name in ("data", "convert", "subsample", "init-vectors", "train-mimick", "extend-vectors",
                  "train-tagger-nochar", "train-tagger-mimick", "train-tagger-chartag", "train-tagger-both",
-                 "evaluate", "significance", "rare-word", "report", "plots", "curves", "paper-runs", "package"):
+                 "evaluate", "significance", "rare-word", "report", "plots", "curves", "paper-runs", "package",
+                 "summary"):
         assert name in commands, name
     assert set(config["workflows"]) >= {"all", "paper"}
+    # `all` ends by printing its results and where the report, plot and package are.
+    assert config["workflows"]["all"][-3:] == ["plots", "package", "summary"]
+    assert commands["summary"]["script"][0].startswith(
+        "python scripts/project/summary.py metrics --treebank UD_English-EWT --n-tokens 5000 --seed 0 "
+        "--report metrics/report.md --plots metrics/curves --package packages/en_mimick_ud_ewt-0.1.0/dist/")
     for steps in config["workflows"].values():
         assert all(step in commands for step in steps)
     # Every script and config a command calls is in the repository.
@@ -598,6 +605,42 @@ def test_report_sections_numbered_consecutively(synthetic_metrics, tmp_path):
     rare_only.mkdir(parents=True)
     (rare_only / "rare_word.json").write_text(json.dumps({"rare_word": True, "treebank": TREEBANK, "systems": []}))
     assert headings(tmp_path / "rare") == [(1, "Stanford Rare Word similarity")]
+
+
+def test_summary_of_one_run(synthetic_metrics, tmp_path, capsys):
+    """`summary` (the end of `all`): report.py's tables 1 and 2 for this run only, the paired
+    tests, and the paths of the report, the plot and the package, marking the missing ones."""
+    report = synthetic_metrics / "report.md"
+    report_script.main([str(synthetic_metrics), "--output", str(report)])
+    at_5000 = report_script.render(report_script.load_results(synthetic_metrics), settings=[5000])
+    sdist = tmp_path / "en_x-0.1.0.tar.gz"
+    sdist.write_bytes(b"")
+    capsys.readouterr()
+    args = [str(synthetic_metrics), "--treebank", TREEBANK, "--n-tokens", "5000", "--seed", "0", "--report",
+            str(report), "--plots", str(tmp_path / "curves"), "--package", str(sdist)]
+    summary_script.main(args)
+    out = capsys.readouterr().out
+    lines = out.rstrip("\n").splitlines()
+    assert lines[0].startswith(f"Results of this run: {TREEBANK}, N_train = 5,000, seed 0; test set 1,000 tokens")
+    # The report's table at 5,000 tokens, this treebank's row: one formatter for both.
+    pos = [line for line in out.split("Morphosyntactic")[0].splitlines() if line.startswith("|")]
+    assert pos == table(at_5000, "## 1. POS")[:3]
+    assert pos[2] == "| en (English-EWT) | 80.00 | **82.50** | 84.00 | *83.50* |"
+    assert "| en (English-EWT) | 70.00 | 71.00 | 75.00 | **76.00** |" in lines
+    assert "Vietnamese" not in out  # another treebank's runs
+    assert ("  Mimick vs No-Char: POS +2.50 (McNemar p = 1e-05, significant), attributes +1.00 (Z-test p = 0.2)"
+            in lines)
+    assert "  Both vs char→tag: POS -0.50 (McNemar p = 0.001, significant), attributes +1.00 (Z-test p = 0.001, significant)" in lines
+    assert lines[-4:] == [
+        f"Report:  {report} (every run under {synthetic_metrics}, tables like the paper's)",
+        f"Plot:    {tmp_path / 'curves' / (TREEBANK + '.png')} (not there: run `plots`)",
+        f"Package: {sdist}",
+        f"         pip install {sdist}"]
+    # Seed 1 was not tested; a setting without runs is an error naming it.
+    summary_script.main(args[:6] + ["1"])
+    assert "  Mimick vs No-Char: not tested (run `significance`)" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match=f"no evaluate.py results for {TREEBANK} at n2000.s0"):
+        summary_script.main([str(synthetic_metrics), "--treebank", TREEBANK, "--n-tokens", "2000", "--seed", "0"])
 
 
 @pytest.fixture()

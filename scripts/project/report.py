@@ -116,6 +116,13 @@ class Results:
     def has_variant(self, variant: str, settings: Optional[Sequence[int]] = None) -> bool:
         return any(key[3] == variant and (settings is None or key[1] in settings) for key in self.runs)
 
+    def subset(self, treebank: str, n: int, seed: int) -> "Results":
+        """The runs and tests of one treebank, budget and seed (no Rare Word results)."""
+        part = Results()
+        part.runs = {key: run for key, run in self.runs.items() if key[:3] == (treebank, n, seed)}
+        part.sigs = {key: sig for key, sig in self.sigs.items() if key[:3] == (treebank, n, seed)}
+        return part
+
 
 def load_results(root: Union[Path, Sequence[Path]]) -> Results:
     """Everything under one metrics folder, or several (e.g. metrics/ and the metrics of runs
