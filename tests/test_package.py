@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import textwrap
 from pathlib import Path
 
@@ -97,6 +98,7 @@ CHECK = textwrap.dedent("""
         "oov_is_mimick": bool(numpy.allclose(oov.vector, expected, atol=1e-5)),
         "oov_norm": float(numpy.linalg.norm(oov.vector)),
         "meta": nlp.meta,
+        "license_files": sorted(p.name for p in nlp.path.glob("LICENSE*")),
     }}))
 """)
 
@@ -109,9 +111,30 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     run([sys.executable, "-m", "spacy", "project", "run", "evaluate", project, *variables])
     metrics = json.loads((project / "metrics" / TREEBANK / f"n{N_TOKENS}.s0" / "mimick.json").read_text())
     assert metrics["n_train_tokens"] >= N_TOKENS and metrics["scores"]["pos_acc"] > 0.3
-    run([sys.executable, "-m", "spacy", "project", "run", "package", project, *variables])
+    result = subprocess.run([sys.executable, "-m", "spacy", "project", "run", "package", str(project), *variables],
+                            capture_output=True, text=True, env=ENV)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    # No warnings a user cannot act on: spaCy's about the `build` package, setuptools' about a
+    # missing LICENSE, `python -m build`'s or `setup.py sdist`'s log.
+    for noise in ("build", "no files found matching", "warn", "Warn", "running sdist", "deprecated"):
+        assert noise not in output.replace("build_package.py", ""), (noise, output)
     sdist = project / "packages" / f"{PACKAGE}-0.1.0" / "dist" / f"{PACKAGE}-0.1.0.tar.gz"
     assert sdist.exists()
+    assert output.rstrip().endswith(f"install: pip install packages/{PACKAGE}-0.1.0/dist/{PACKAGE}-0.1.0.tar.gz")
+    # LICENSE (the treebank's license, with its text) and LICENSES_SOURCES in the sdist's root and
+    # beside the pipeline's data.
+    with tarfile.open(sdist) as tar:
+        names = set(tar.getnames())
+        root = f"{PACKAGE}-0.1.0"
+        for folder in (root, f"{root}/{PACKAGE}/{root}"):
+            assert {f"{folder}/LICENSE", f"{folder}/LICENSES_SOURCES"} <= names, sorted(names)
+        license_text = tar.extractfile(f"{root}/LICENSE").read().decode("utf8")
+        sources_text = tar.extractfile(f"{root}/LICENSES_SOURCES").read().decode("utf8")
+    assert license_text.startswith(f"{PACKAGE}-0.1.0: a spaCy pipeline trained with spacy-mimick.")
+    assert "License: CC BY-SA 4.0" in license_text
+    assert "Attribution-ShareAlike 4.0 International" in license_text  # assets/UD_English-EWT/LICENSE.txt
+    assert "License: PDDL-1.0" in sources_text and "Universal Dependencies English EWT" in sources_text
     meta = json.loads((project / "packages" / f"{PACKAGE}-0.1.0" / "meta.json").read_text())
     assert meta["license"] == "CC BY-SA 4.0"
     assert any(r.startswith("spacy-mimick>=") for r in meta["requirements"])
@@ -136,6 +159,7 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     assert not result["oov_in_table"] and result["oov_has_vector"] and result["oov_is_mimick"]
     assert result["oov_norm"] > 0
     assert result["meta"]["name"] == "mimick_ud_ewt" and result["meta"]["lang"] == "en"
+    assert result["license_files"] == ["LICENSE", "LICENSES_SOURCES"]  # installed with the pipeline
 
 
 def _tiny_sdist(tmp_path: Path) -> Path:

@@ -27,6 +27,7 @@ import init_vectors as init_vectors_script  # noqa: E402
 import paper as paper_script  # noqa: E402
 import plots as plots_script  # noqa: E402
 import report as report_script  # noqa: E402
+import summary as summary_script  # noqa: E402
 
 TREEBANK = "UD_English-EWT"
 
@@ -75,9 +76,15 @@ def test_project_yml_validates_and_documents(project_copy):
     commands = {cmd["name"]: cmd for cmd in config["commands"]}
     for name in ("data", "convert", "subsample", "init-vectors", "train-mimick", "extend-vectors",
                  "train-tagger-nochar", "train-tagger-mimick", "train-tagger-chartag", "train-tagger-both",
-                 "evaluate", "significance", "rare-word", "report", "plots", "curves", "paper-runs", "package"):
+                 "evaluate", "significance", "rare-word", "report", "plots", "curves", "paper-runs", "package",
+                 "summary"):
         assert name in commands, name
     assert set(config["workflows"]) >= {"all", "paper"}
+    # `all` ends by printing its results and where the report, plot and package are.
+    assert config["workflows"]["all"][-3:] == ["plots", "package", "summary"]
+    assert commands["summary"]["script"][0].startswith(
+        "python scripts/project/summary.py metrics --treebank UD_English-EWT --n-tokens 5000 --seed 0 "
+        "--report metrics/report.md --plots metrics/curves --package packages/en_mimick_ud_ewt-0.1.0/dist/")
     for steps in config["workflows"].values():
         assert all(step in commands for step in steps)
     # Every script and config a command calls is in the repository.
@@ -416,6 +423,62 @@ def test_plots_learning_curves(synthetic_metrics, tmp_path):
     assert [p[3] for p in points] == [3, 3, 1]
 
 
+def one_budget_metrics(root, seeds=(0,)):
+    """What `spacy project run all` leaves: the four variants at 5,000 tokens, here for ``seeds``."""
+    scores = {"nochar": (0.8301, 0.8113), "mimick": (0.8397, 0.8195), "chartag": (0.8825, 0.8766),
+              "both": (0.8868, 0.8799)}
+    for seed in seeds:
+        for variant, (pos, attr) in scores.items():
+            write_run(root, TREEBANK, "en", 5000, seed, variant, pos + 0.01 * seed, attr, 0.6, 5009)
+    return root
+
+
+def test_plots_one_budget_is_a_bar_chart(tmp_path, monkeypatch, capsys):
+    """One budget and one seed: no 'curve' of four dots titled 'mean ± std over 1 seed(s)', but a
+    bar per variant with its score, a title without ±, and a line saying why there is no curve."""
+    figures = []
+    monkeypatch.setattr(plots_script.plt, "close", figures.append)
+    metrics = one_budget_metrics(tmp_path / "metrics")
+    plots_script.main([str(metrics), "--output-dir", str(tmp_path / "curves")])
+    assert (tmp_path / "curves" / f"{TREEBANK}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    out = capsys.readouterr().out
+    assert "one budget: a bar chart of the variants (learning curves need >= 2 budgets" in out
+    (fig,) = figures
+    title = fig._suptitle.get_text()
+    assert "±" not in title and "seed(s)" not in title
+    assert title == f"{TREEBANK}: 5,009 training tokens, seed 0, one run per variant (one budget: no learning curve)"
+    pos_ax, attr_ax = fig.axes
+    assert [t.get_text() for t in pos_ax.get_xticklabels()] == ["No-Char", "Mimick", "char→tag", "Both"]
+    (bars,) = pos_ax.containers
+    assert [round(bar.get_height(), 2) for bar in bars] == [83.01, 83.97, 88.25, 88.68]
+    assert [t.get_text() for t in pos_ax.texts] == ["83.01", "83.97", "88.25", "88.68"]
+    assert [round(bar.get_height(), 2) for bar in attr_ax.containers[0]] == [81.13, 81.95, 87.66, 87.99]
+    assert pos_ax.get_ylim()[0] > 70  # not from 0: the differences stay visible
+    assert not pos_ax.lines  # no line through the variants, no error bars for one seed
+
+
+def test_plots_titles_without_std_for_one_seed(tmp_path, monkeypatch):
+    """Several seeds at one budget: bars with error bars, 'mean ± std over 2 seeds'; one seed at
+    two budgets: curves, the title says one run per budget and has no ±."""
+    figures = []
+    monkeypatch.setattr(plots_script.plt, "close", figures.append)
+    metrics = one_budget_metrics(tmp_path / "two-seeds", seeds=(0, 1))
+    plots_script.main([str(metrics), "--output-dir", str(tmp_path / "a")])
+    assert figures[-1]._suptitle.get_text() == (f"{TREEBANK}: 5,009 training tokens, mean ± std over 2 seeds "
+                                                "(one budget: no learning curve)")
+    from matplotlib.container import BarContainer, ErrorbarContainer
+
+    containers = figures[-1].axes[0].containers
+    bars = next(c for c in containers if isinstance(c, BarContainer))
+    assert [round(bar.get_height(), 2) for bar in bars] == [83.51, 84.47, 88.75, 89.18]
+    assert any(isinstance(c, ErrorbarContainer) for c in containers)  # std over the 2 seeds
+    metrics = one_budget_metrics(tmp_path / "two-budgets")
+    write_run(metrics, TREEBANK, "en", 0, 0, "mimick", 0.90, 0.89, 0.7, 12000)
+    plots_script.main([str(metrics), "--output-dir", str(tmp_path / "b")])
+    assert figures[-1]._suptitle.get_text() == f"{TREEBANK}: seed 0, one run per variant and budget"
+    assert len(figures[-1].axes[0].containers) == 4  # the errorbar curves
+
+
 # -- spaCy's tagger + morphologizer as a fifth system -----------------------------------------------
 
 # report.py's output for the synthetic metrics (no spaCy runs) before the spaCy baseline existed:
@@ -520,6 +583,66 @@ def test_report_against_the_paper(synthetic_metrics):
     assert "## 1. POS tagging accuracy" in text and "Against the paper" not in text
 
 
+def test_report_sections_numbered_consecutively(synthetic_metrics, tmp_path):
+    """Section numbers count the sections present: 1-6 with everything, 1-5 without Rare Word
+    (the issue's report of `all` was numbered 1, 2, 3, 5), 1 with Rare Word only."""
+    import re
+
+    def headings(root):
+        text = report_script.render(report_script.load_results(root))
+        return [(int(m.group(1)), m.group(2).split(":")[0].split(",")[0].split(" (")[0])
+                for m in re.finditer(r"^## (\d+)\. (.*)$", text, flags=re.M)]
+
+    assert headings(synthetic_metrics) == [
+        (1, "POS tagging accuracy"), (2, "Morphosyntactic attributes"), (3, "Gain in POS accuracy from Mimick"),
+        (4, "Stanford Rare Word similarity"), (5, "All runs"), (6, "Against the paper")]
+    (synthetic_metrics / TREEBANK / "rare_word.json").unlink()
+    assert [n for n, _ in headings(synthetic_metrics)] == [1, 2, 3, 4, 5]
+    assert headings(synthetic_metrics)[3:] == [(4, "All runs"), (5, "Against the paper")]
+    one = one_budget_metrics(tmp_path / "one")  # what `all` leaves: 5,000 tokens, one seed
+    assert [n for n, _ in headings(one)] == [1, 2, 3, 4, 5]
+    rare_only = tmp_path / "rare" / TREEBANK
+    rare_only.mkdir(parents=True)
+    (rare_only / "rare_word.json").write_text(json.dumps({"rare_word": True, "treebank": TREEBANK, "systems": []}))
+    assert headings(tmp_path / "rare") == [(1, "Stanford Rare Word similarity")]
+
+
+def test_summary_of_one_run(synthetic_metrics, tmp_path, capsys):
+    """`summary` (the end of `all`): report.py's tables 1 and 2 for this run only, the paired
+    tests, and the paths of the report, the plot and the package, marking the missing ones."""
+    report = synthetic_metrics / "report.md"
+    report_script.main([str(synthetic_metrics), "--output", str(report)])
+    at_5000 = report_script.render(report_script.load_results(synthetic_metrics), settings=[5000])
+    sdist = tmp_path / "en_x-0.1.0.tar.gz"
+    sdist.write_bytes(b"")
+    capsys.readouterr()
+    args = [str(synthetic_metrics), "--treebank", TREEBANK, "--n-tokens", "5000", "--seed", "0", "--report",
+            str(report), "--plots", str(tmp_path / "curves"), "--package", str(sdist)]
+    summary_script.main(args)
+    out = capsys.readouterr().out
+    lines = out.rstrip("\n").splitlines()
+    assert lines[0].startswith(f"Results of this run: {TREEBANK}, N_train = 5,000, seed 0; test set 1,000 tokens")
+    # The report's table at 5,000 tokens, this treebank's row: one formatter for both.
+    pos = [line for line in out.split("Morphosyntactic")[0].splitlines() if line.startswith("|")]
+    assert pos == table(at_5000, "## 1. POS")[:3]
+    assert pos[2] == "| en (English-EWT) | 80.00 | **82.50** | 84.00 | *83.50* |"
+    assert "| en (English-EWT) | 70.00 | 71.00 | 75.00 | **76.00** |" in lines
+    assert "Vietnamese" not in out  # another treebank's runs
+    assert ("  Mimick vs No-Char: POS +2.50 (McNemar p = 1e-05, significant), attributes +1.00 (Z-test p = 0.2)"
+            in lines)
+    assert "  Both vs char→tag: POS -0.50 (McNemar p = 0.001, significant), attributes +1.00 (Z-test p = 0.001, significant)" in lines
+    assert lines[-4:] == [
+        f"Report:  {report} (every run under {synthetic_metrics}, tables like the paper's)",
+        f"Plot:    {tmp_path / 'curves' / (TREEBANK + '.png')} (not there: run `plots`)",
+        f"Package: {sdist}",
+        f"         pip install {sdist}"]
+    # Seed 1 was not tested; a setting without runs is an error naming it.
+    summary_script.main(args[:6] + ["1"])
+    assert "  Mimick vs No-Char: not tested (run `significance`)" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match=f"no evaluate.py results for {TREEBANK} at n2000.s0"):
+        summary_script.main([str(synthetic_metrics), "--treebank", TREEBANK, "--n-tokens", "2000", "--seed", "0"])
+
+
 @pytest.fixture()
 def metrics_with_spacy(synthetic_metrics):
     """The synthetic metrics plus spaCy runs (POS 83 + 2 x seed, attributes 74, OOV 55) at every
@@ -596,7 +719,8 @@ def test_plots_spacy_fifth_curve(metrics_with_spacy, tmp_path, monkeypatch):
         assert [round(y, 2) for y in spacy_line.get_ydata()] in ([85.0, 85.0, 83.0], [74.0, 74.0, 74.0])
         assert all(c.lines[0].get_linestyle() == "-" for c in ax.containers[:4])
     vietnamese = next(fig for fig in figures if "Vietnamese" in fig._suptitle.get_text())
-    assert "spaCy" not in [t.get_text() for t in vietnamese.axes[0].get_legend().get_texts()]
+    # Vietnamese ran at one budget: a bar chart, with no spaCy bar.
+    assert [t.get_text() for t in vietnamese.axes[0].get_xticklabels()] == ["No-Char", "char→tag"]
 
 
 def first_sentences(path: Path, n: int) -> str:

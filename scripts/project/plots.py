@@ -7,6 +7,10 @@ of each variant against the number of training tokens (log scale, from the small
 the full training set), the mean over the seeds (random subsamples) with error bars of one
 standard deviation. Reads the run JSON files of ``evaluate.py`` (through ``report.py``).
 spaCy's own tagger + morphologizer (variant ``spacy``), where it ran, is a fifth curve, dashed black.
+
+A treebank run at one token budget only (``spacy project run all``) has no curve to draw: its
+PNG is a bar chart of the variants' scores at that budget (the value on each bar; error bars of
+one standard deviation where several seeds ran). Titles say "mean ± std" only over several seeds.
 """
 import argparse
 import statistics
@@ -45,7 +49,61 @@ def curve_points(results: Results, treebank: str, variant: str, metric: str) -> 
     return sorted(points)
 
 
+def seeds_label(seeds: List[int]) -> str:
+    """What the points are: a mean over seeds, or one seed's run."""
+    if len(seeds) == 1:
+        return f"seed {seeds[0]}, one run per variant"
+    return f"mean ± std over {len(seeds)} seeds"
+
+
+def plot_bars(results: Results, treebank: str, output: Path) -> bool:
+    """One budget: a bar per variant (mean over seeds, error bar of one std where several ran)."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    drew = False
+    tokens: List[float] = []
+    for ax, (metric, title) in zip(axes, PANELS):
+        bars = []  # (variant, mean, std, n seeds)
+        for variant in VARIANTS:
+            points = curve_points(results, treebank, variant, metric)
+            if points:
+                x, mean, std, n = points[0]
+                tokens.append(x)
+                bars.append((variant, mean, std, n))
+        ax.set_title(title, fontsize=10)
+        if not bars:
+            ax.text(0.5, 0.5, "no scores (no attributes?)", ha="center", va="center", transform=ax.transAxes)
+            ax.set_xticks([])
+            continue
+        xs = list(range(len(bars)))
+        means = [b[1] for b in bars]
+        errors = [b[2] if b[3] > 1 else 0.0 for b in bars]
+        container = ax.bar(xs, means, yerr=errors if any(errors) else None, capsize=4,
+                           color=[STYLES[b[0]][0] for b in bars], label="_bars")
+        ax.bar_label(container, labels=[f"{m:.2f}" for m in means], padding=2, fontsize=8)
+        ax.set_xticks(xs, [LABELS[b[0]] for b in bars], fontsize=8)
+        # The differences are a few points: start the axis below the lowest bar, not at 0.
+        low = min(m - e for m, e in zip(means, errors))
+        high = max(m + e for m, e in zip(means, errors))
+        margin = max(1.0, (high - low) * 0.5)
+        ax.set_ylim(max(0.0, low - margin), min(100.0, high + margin) + 0.5)
+        ax.set_ylabel("score x 100")
+        ax.grid(True, axis="y", alpha=0.3)
+        drew = True
+    seeds = sorted({key[2] for key in results.runs if key[0] == treebank})
+    budget = f"{statistics.mean(tokens):,.0f} training tokens" if tokens else "one budget"
+    fig.suptitle(f"{treebank}: {budget}, {seeds_label(seeds)} (one budget: no learning curve)", fontsize=11)
+    fig.tight_layout()
+    if drew:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(output, dpi=110)
+    plt.close(fig)
+    return drew
+
+
 def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
+    """Learning curves, or :func:`plot_bars` where the treebank was run at one budget only."""
+    if len(results.settings(treebank)) < 2:
+        return plot_bars(results, treebank, output)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     drew = False
     for ax, (metric, title) in zip(axes, PANELS):
@@ -78,8 +136,9 @@ def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
             drew = True
         else:
             ax.text(0.5, 0.5, "no scores (no attributes?)", ha="center", va="center", transform=ax.transAxes)
-    seeds = {key[2] for key in results.runs if key[0] == treebank}
-    fig.suptitle(f"{treebank}: mean ± std over {len(seeds)} seed(s)", fontsize=11)
+    seeds = sorted({key[2] for key in results.runs if key[0] == treebank})
+    label = seeds_label(seeds).replace("one run per variant", "one run per variant and budget")
+    fig.suptitle(f"{treebank}: {label}", fontsize=11)
     fig.tight_layout()
     if drew:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +160,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     for treebank in sorted({key[0] for key in results.runs}):
         path = output_dir / f"{treebank}.png"
         if plot_treebank(results, treebank, path):
-            print(f"{treebank}: {len(results.settings(treebank))} budget(s) -> {path}")
+            budgets = results.settings(treebank)
+            if len(budgets) < 2:
+                what = ("one budget: a bar chart of the variants (learning curves need >= 2 budgets, "
+                        "e.g. `spacy project run curves`)")
+            else:
+                what = f"learning curves over {len(budgets)} budgets"
+            print(f"{treebank}: {what} -> {path}")
             written += 1
     if not written:
         print(f"no runs found under {args.metrics_dir}: nothing to plot")

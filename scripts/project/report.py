@@ -3,7 +3,9 @@
     python scripts/project/report.py METRICS_DIR [MORE_DIRS ...] --output METRICS_DIR/report.md [--settings 5000,0] [--gains-n-tokens 10000]
 
 Reads every JSON under METRICS_DIR: ``evaluate.py``'s runs (one per treebank, token budget,
-seed and variant), ``significance.py``'s tests and ``rare_word.py``'s results, and writes:
+seed and variant), ``significance.py``'s tests and ``rare_word.py``'s results, and writes these
+sections, numbered consecutively among those present (sections 1-3 and "All runs" need runs;
+without Rare Word results "All runs" is section 4):
 
 1. POS accuracy (the paper's Table 5): per treebank, No-Char / Mimick / char->tag / Both at
    each token budget in ``--settings`` (0 = full data, with its N_train). **Bold** (*italic*):
@@ -23,14 +25,14 @@ seed and variant), ``significance.py``'s tests and ``rare_word.py``'s results, a
    mean gains over treebanks, ours and the paper's.
 
 spaCy's own tagger + morphologizer (variant ``spacy``, the baseline beside the paper's four) gets
-a column in tables 1-2, rows in table 5 and, in section 3, the best Mimick variant (Mimick or
+a column in tables 1-2, rows in the table of all runs and, in section 3, the best Mimick variant (Mimick or
 Both, whichever has the higher mean POS accuracy over seeds) minus spaCy at every budget, with
 the p-values of ``significance.py``'s test of the two (``sig-spacy-<variant>.json``) where it
 ran. All of it appears only where some run is a spaCy run: a metrics folder without one
 renders as before.
 
-Tables 1-2 and 5-6 show one run per setting, the lowest seed (the one the significance tests
-compare); section 6 shows means over seeds. Scores are x 100.
+Tables 1-3 show one run per setting, the lowest seed (the one the significance tests
+compare); "All runs" and the comparison with the paper show means over seeds. Scores are x 100.
 """
 import argparse
 import json
@@ -113,6 +115,13 @@ class Results:
 
     def has_variant(self, variant: str, settings: Optional[Sequence[int]] = None) -> bool:
         return any(key[3] == variant and (settings is None or key[1] in settings) for key in self.runs)
+
+    def subset(self, treebank: str, n: int, seed: int) -> "Results":
+        """The runs and tests of one treebank, budget and seed (no Rare Word results)."""
+        part = Results()
+        part.runs = {key: run for key, run in self.runs.items() if key[:3] == (treebank, n, seed)}
+        part.sigs = {key: sig for key, sig in self.sigs.items() if key[:3] == (treebank, n, seed)}
+        return part
 
 
 def load_results(root: Union[Path, Sequence[Path]]) -> Results:
@@ -363,18 +372,23 @@ def render(results: Results, settings: Optional[Sequence[int]] = None, gains_n_t
         settings = [n for n in (5000, 0) if n in present] or present
     else:
         settings = [n for n in settings if n in present]
+    number = iter(range(1, 100))  # sections are numbered in order, whichever are present
+
+    def section(title: str) -> str:
+        return f"## {next(number)}. {title}"
+
     out = ["# Results", "",
            "Scores x 100 on the test set. Tables 1, 2 and 3 show one run per setting (the lowest seed); "
            f"**bold** (*italic*): significant improvement (degradation), p < {alpha}, of Mimick over No-Char "
            "and of Both over char→tag.", ""]
     if results.runs:
-        out += ["## 1. POS tagging accuracy", "", "McNemar's test.", ""]
+        out += [section("POS tagging accuracy"), "", "McNemar's test.", ""]
         out += score_table(results, "pos_acc", "pos_p_value", "pos_acc_delta", settings, alpha) + [""]
-        out += ["## 2. Morphosyntactic attributes: micro-F1", "",
+        out += [section("Morphosyntactic attributes: micro-F1"), "",
                 "Bootstrapped Z-test over test sentences. — where the treebank has no attributes.", ""]
         out += score_table(results, "attr_micro_f", "attr_p_value", "attr_micro_f_delta", settings, alpha) + [""]
         gains = gains_table(results, gains_n_tokens, alpha)
-        out += [f"## 3. Gain in POS accuracy from Mimick, {gains_n_tokens:,} training tokens", "",
+        out += [section(f"Gain in POS accuracy from Mimick, {gains_n_tokens:,} training tokens"), "",
                 "Missing embeddings: test tokens with no pretrained vector (exact or lowercase form). "
                 "Gains are Mimick − No-Char (w/o char→tag) and Both − char→tag (with), over all test tokens "
                 "and over the test tokens outside the training vocabulary; **bold**: McNemar's p < "
@@ -391,14 +405,14 @@ def render(results: Results, settings: Optional[Sequence[int]] = None, gains_n_t
                     f"{alpha}.", ""]
             out += (spacy_gains_table(results, alpha) or ["No budget has runs of spaCy and of Mimick or Both."]) + [""]
     if results.rare_word:
-        out += ["## 4. Stanford Rare Word similarity", "",
+        out += [section("Stanford Rare Word similarity"), "",
                 "Spearman's ρ x 100; a pair with a missing vector counts with similarity 0.", ""]
         out += rare_word_table(results)
     if results.runs:
-        out += ["## 5. All runs (mean ± std over seeds)", ""] + runs_table(results) + [""]
+        out += [section("All runs (mean ± std over seeds)"), ""] + runs_table(results) + [""]
     paper_rows = paper_comparison_rows(results)
     if paper_rows:
-        out += [f"## 6. Against the paper: N_train = {PAPER_BUDGET:,}", "",
+        out += [section(f"Against the paper: N_train = {PAPER_BUDGET:,}"), "",
                 "Ours: mean ± std over seeds; in parentheses the paper's number (Pinter et al., 2017, Table 2 "
                 "for POS, Table 3 for attributes), — where it has none. Significant gains: in how many seeds "
                 f"the test (`significance.py`: McNemar's for POS, the bootstrapped Z-test for attributes) found "
