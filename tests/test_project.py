@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import pickle
+import shlex
 import shutil
 import struct
 import subprocess
@@ -208,10 +209,9 @@ def test_project_run_first_commands_and_rerun_skips(tmp_path):
 
 # -- paper.py -----------------------------------------------------------------------------------
 
-def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
-    """Dry run over a data folder: all variants where there are vectors, tagging-only runs
-    (No-Char with random embeddings, char->tag) where there are none; budgets not smaller than
-    the treebank skipped; the full data once."""
+def paper_data(tmp_path: Path) -> Path:
+    """A data folder for paper.py: the embedded EWT slice with vectors, and a tiny treebank of
+    a language with neither vectors nor a spaCy class."""
     data = tmp_path / "data"
     (data / "ud").mkdir(parents=True)
     (data / "embeddings").mkdir()
@@ -222,6 +222,14 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     sentence = "1\tHello\thello\tINTJ\t_\t_\t0\troot\t_\t_\n2\t!\t!\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n"
     for split in ("train", "dev", "test"):
         (tiny / f"qq_tiny-ud-{split}.conllu").write_text(sentence * 300)
+    return data
+
+
+def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
+    """Dry run over a data folder: all variants where there are vectors, tagging-only runs
+    (No-Char with random embeddings, char->tag) where there are none; budgets not smaller than
+    the treebank skipped; the full data once."""
+    data = paper_data(tmp_path)
     paper_script.main(["--data-dir", str(data), "--sizes", "500,1000,0", "--seeds", "0,1", "--dry-run",
                        "--var", "mimick_epochs=7", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
@@ -275,6 +283,62 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     with pytest.raises(SystemExit, match="unknown --variants"):
         paper_script.main(["--data-dir", str(data), "--dry-run", "--variants", "nochar,bogus",
                            "--project-dir", str(project_copy)])
+
+
+def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsys):
+    """The experiments of the tagging docs through paper.py: MimickTagger.v2/v3 configs, a
+    second Mimick model (the paper's set-up beside the default) in its own runs' folder,
+    overrides of the tagger configs (which the lowres max_steps count honours), and spaCy's
+    baseline tested against the Mimick variants."""
+    data = paper_data(tmp_path)
+    runner = paper_script.Runner(project_copy)
+
+    def plan(*args):
+        paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
+                           "--treebanks", TREEBANK, "--project-dir", str(project_copy), *args])
+        return [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
+
+    def variables(line):
+        return dict(arg[len("--vars."):].split("=", 1) for arg in shlex.split(line) if arg.startswith("--vars."))
+
+    def script(line):
+        name = line.split("project run ")[1].split()[0]
+        return runner.command(name, variables(line))["script"]
+
+    def train(lines, variant):
+        (line,) = [l for l in lines if f"project run train-tagger-{variant} " in l]
+        return script(line)[0]
+
+    lines = plan("--recipe", "v3", "--variants", "nochar,mimick")
+    assert f"configs/tagger_mimick_v3.cfg --output training/{TREEBANK}_v3/n500.s0/mimick " in train(lines, "mimick")
+    assert "configs/tagger_nochar_v3.cfg" in train(lines, "nochar")
+    # A second Mimick model, trained with the paper's set-up, beside the project's own.
+    lines = plan("--variants", "mimick", "--var", "mimick_name=mimick-paper", "--var", "mimick_options=--paper",
+                 "--var", "recipe=_paper-mimick")
+    (mimick,) = [script(l)[0] for l in lines if "project run train-mimick " in l]
+    assert f"models/{TREEBANK}/mimick-paper " in mimick and mimick.endswith("--quiet --paper")
+    tagger = train(lines, "mimick")
+    assert tagger.startswith("python -m spacy train configs/tagger_mimick.cfg ")  # the paper's configs kept
+    assert f"--paths.mimick_model models/{TREEBANK}/mimick-paper " in tagger
+    assert f"--output training/{TREEBANK}_paper-mimick/n500.s0/mimick " in tagger
+    assert not [l for l in lines if "project run rare-word " in l]  # it scores models/<treebank>/mimick only
+    # Overrides reach the tagger runs, and the lowres lr decay ends where their batches end.
+    lines = plan("--recipe", "lowres", "--variants", "both", "--var", "recipe=_lowres-b400",
+                 "--var", "tagger_overrides=--training.batcher.size 400 --training.optimizer.use_averages false")
+    both = train(lines, "both")
+    assert both.startswith("python -m spacy train configs/tagger_both_lowres.cfg ")
+    assert both.endswith("--training.batcher.size 400 --training.optimizer.use_averages false")
+    assert "--training.max_steps 160 " in both  # 80 epochs x 2 batches of 400 (not 6 of 100)
+    # Without overrides the script is what it was before the project had the variable.
+    assert train(plan("--variants", "both"), "both").endswith("--code scripts/project/torch_threads.py")
+    # spaCy's baseline against each Mimick variant that ran beside it, tokens without a vector too.
+    lines = plan("--variants", "mimick,both,spacy")
+    tests = [script(l)[0] for l in lines if "project run significance-spacy " in l]
+    assert len(tests) == 2 and all("/spacy.spacy " in s and "--vectors corpus/" in s for s in tests)
+    assert {s.split("--output ")[1].split()[0].rsplit("/", 1)[1] for s in tests} == {
+        "sig-spacy-mimick.json", "sig-spacy-both.json"}
+    with pytest.raises(SystemExit, match="no tagger config"):
+        plan("--var", "tagger_configs=_bogus")
 
 
 def test_paper_runner_merges_a_lock_shared_by_two_drivers(tmp_path):
