@@ -28,6 +28,7 @@ import init_vectors as init_vectors_script  # noqa: E402
 import paper as paper_script  # noqa: E402
 import plots as plots_script  # noqa: E402
 import report as report_script  # noqa: E402
+import significance as significance_script  # noqa: E402
 
 TREEBANK = "UD_English-EWT"
 
@@ -76,7 +77,8 @@ def test_project_yml_validates_and_documents(project_copy):
     commands = {cmd["name"]: cmd for cmd in config["commands"]}
     for name in ("data", "convert", "subsample", "init-vectors", "train-mimick", "extend-vectors",
                  "train-tagger-nochar", "train-tagger-mimick", "train-tagger-chartag", "train-tagger-both",
-                 "evaluate", "significance", "rare-word", "report", "plots", "curves", "paper-runs", "package"):
+                 "evaluate", "significance", "significance-spacy", "rare-word", "report", "plots", "curves",
+                 "paper-runs", "package"):
         assert name in commands, name
     assert set(config["workflows"]) >= {"all", "paper"}
     for steps in config["workflows"].values():
@@ -369,6 +371,40 @@ def test_paper_runner_remembers_each_variable_set(tmp_path, capsys):
     dry.run("data", variables)
     assert "project run data" in capsys.readouterr().out
 
+
+def test_significance_on_tokens_without_a_vector(tmp_path, capsys):
+    """significance.py --vectors (what the project's significance commands pass): McNemar's test
+    on the gold tokens whose form nor lowercase has a vector, beside the whole test set and the
+    tokens outside the training sample."""
+    from spacy.tokens import Doc, DocBin
+
+    nlp = spacy.blank("en")
+    for word in ("the", "cat", "sat"):
+        nlp.vocab.set_vector(word, numpy.ones(4, dtype="float32"))
+    nlp.to_disk(tmp_path / "vectors")
+    words = ["The", "cat", "zorblaxed", "."] * 30  # "The": its lowercase has a vector
+    gold_pos = ["DET", "NOUN", "VERB", "PUNCT"] * 30
+
+    def docbin(name, pos):
+        path = tmp_path / f"{name}.spacy"
+        DocBin(docs=[Doc(nlp.vocab, words=words, pos=pos)], attrs=["ORTH", "POS", "MORPH"]).to_disk(path)
+        return path
+
+    gold = docbin("gold", gold_pos)
+    # A tags every "zorblaxed" wrong, B every one right; both get the rest right.
+    a = docbin("a", [("NOUN" if p == "VERB" else p) for p in gold_pos])
+    b = docbin("b", gold_pos)
+    train = tmp_path / "train.spacy"
+    DocBin(docs=[Doc(nlp.vocab, words=["the", "cat", "."])]).to_disk(train)
+    significance_script.main([str(gold), str(a), str(b), "--output", str(tmp_path / "sig.json"), "--train", str(train),
+                              "--vectors", str(tmp_path / "vectors"), "--n-samples", "20"])
+    result = json.loads((tmp_path / "sig.json").read_text())
+    assert result["pos_acc_a"] == pytest.approx(0.75) and result["pos_acc_b"] == 1.0
+    assert result["oov_train"]["n_tokens"] == 60  # "The" and "zorblaxed" are not training forms
+    oov_vec = result["oov_vec"]
+    assert oov_vec["n_tokens"] == 60  # "zorblaxed" and "."
+    assert (oov_vec["pos_acc_a"], oov_vec["pos_acc_b"]) == (0.5, 1.0) and oov_vec["pos_p_value"] < 1e-6
+    assert "OOV(vec) POS +50.00" in capsys.readouterr().out
 
 # -- report.py and plots.py on synthetic metrics ----------------------------------------------------
 
