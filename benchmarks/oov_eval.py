@@ -28,7 +28,8 @@ Usage (one core, as the docs were made):
     OMP_NUM_THREADS=1 python benchmarks/oov_eval.py --vectors \
         ../shared/data/embeddings/glove.6B.50d.top100k.txt.gz --lang en --limit 100000
 
-Writes ``docs/oov_eval_{lang}.md`` and ``.json`` (``--out PREFIX`` to change), the command first.
+Writes ``metrics/oov_eval_{lang}.md`` and ``.json`` (``--out PREFIX`` to change), the command first;
+docs/oov_vectors.md discusses the reports.
 """
 import argparse
 import json
@@ -332,7 +333,7 @@ def main(argv=None) -> None:
     parser.add_argument("--skip-heldout", action="store_true", help="no 80%% trainings (pilots)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--data", default=str(DEFAULT_DATA))
-    parser.add_argument("--out", default="", help="output prefix (default docs/oov_eval_{lang})")
+    parser.add_argument("--out", default="", help="output prefix (default metrics/oov_eval_{lang})")
     parser.add_argument("--arch-override", default=None, type=json.loads,
                         help='JSON {"candidate": {arch settings}} (experiments)')
     parser.add_argument("--save-models", default="", help="save each candidate's full-table model to DIR/NAME")
@@ -397,7 +398,7 @@ def main(argv=None) -> None:
     log(f"table only: {report['rare_name']} all {report['table_only']['rare_all']:.1f}, "
         f"in-vocab {report['table_only']['rare_invocab']:.1f} ({len(rare_invocab)} pairs); "
         f"{len(typos)} typos, e.g. {typos[:3]}")
-    out = Path(args.out) if args.out else ROOT / "docs" / f"oov_eval_{args.lang}"
+    out = Path(args.out) if args.out else ROOT / "metrics" / f"oov_eval_{args.lang}"
     out.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
         report["models"].append(run_candidate(

@@ -11,8 +11,10 @@ resident memory (VmRSS) every half second:
 
     python benchmarks/tagger_memory.py [--steps 300] [--vectors-dir DIR] [--work-dir DIR]
 
-``--vectors-dir`` is a ``spacy init vectors`` directory of navec's first 100,000 rows (as built
-by ``scripts/tagger_experiments.py``); without it one is built in the work dir (about a minute).
+``--vectors-dir`` is a ``spacy init vectors`` directory of navec's first 100,000 rows (the
+project's ``corpus/UD_Russian-Taiga/vectors``, from ``spacy project run data`` and
+``init-vectors`` with ``--vars.lang ru --vars.treebank UD_Russian-Taiga --vars.prefix ru_taiga
+--vars.data_dir ../shared/data``); without it one is built in the work dir (about a minute).
 """
 import argparse
 import os

@@ -109,14 +109,14 @@ def train_cli(
 ):
     """Train a Mimick model that predicts VECTORS_PATH's vectors from spelling.
 
-    Defaults: the best model of docs/beyond_mimick.md (character n-gram bag, typo augmentation);
+    Defaults: the best model of docs/oov_vectors.md (character n-gram bag, typo augmentation);
     --paper: the paper's char BiLSTM. Architecture settings are overridden like spaCy configs:
     --model.hidden 100.
 
     Training uses the fast path (words encoded once, foreach Adam), and text/word2vec-binary
     vectors are cached after their first parse (--no-cache to turn off); --batch-size stays 64
     by default because larger batches reach a worse dev loss in the same epochs
-    (docs/benchmarks.md).
+    (docs/speed.md).
 
     Options and OUTPUT_DIR are checked before the vectors are read. The model is written
     atomically: a failed write leaves OUTPUT_DIR as it was. Ctrl-C after the first epoch saves
@@ -347,7 +347,7 @@ def similarity_lookups(
 
     "vectors", "vectors + mimick" (OOV words from Mimick) and "mimick" are the paper's Table 1
     rows. "vectors ⊕ mimick" also changes in-vocabulary words: the mean of the unit table
-    vector and the unit Mimick vector (docs/beyond_mimick.md: it helps RW, SimLex and MEN).
+    vector and the unit Mimick vector (docs/oov_vectors.md: it helps RW, SimLex and MEN).
     "vectors (rarest X refined) + mimick" does that only for the last ``refine_rare`` share of
     the table's rows, which is what ``mimick_vectors`` with ``refine_rare = X`` gives.
     """

@@ -22,7 +22,7 @@ Opt-in ``refine_rare`` (a share of the table, e.g. 0.5): the vectors of the tabl
 (the last ones: word2vec, GloVe, fastText and spaCy tables are in frequency order) are replaced at
 ``initialize()`` by the mean of the unit table vector and the unit Mimick prediction, scaled to
 the row's norm. Vectors of rare words are trained on few contexts; their spelling adds
-information (docs/beyond_mimick.md: Stanford Rare Word 34 -> 36 with half the GloVe table,
+information (docs/oov_vectors.md: Stanford Rare Word 34 -> 36 with half the GloVe table,
 SimLex-999/MEN/WS-353, whose words are frequent, unchanged). The table is changed in place, so
 the pipeline saves the refined vectors.
 

@@ -5,7 +5,7 @@ minibatches of one length (length bucketing: no padding), every word's spelling 
 encoded once before the first epoch (a batch is a gather from those arrays), and the optimizers
 are foreach versions of torch.optim's Adam/SparseAdam (``optimizers.py``). On one core this
 trains the paper's BiLSTM at about 18k words per CPU-second at batch 64 and the n-gram model at
-about 80k (``benchmarks/train_throughput.py``, docs/benchmarks.md).
+about 80k (``benchmarks/train_throughput.py``, docs/speed.md).
 
 Objective options (``loss``):
 - ``"l2"``: squared Euclidean distance, summed over dimensions (the paper's Equation 1);
@@ -85,7 +85,7 @@ def make_typo(word: str, rng: random.Random) -> str:
 class TrainConfig:
     """Settings of ``train_mimick``.
 
-    The defaults are the winners of ``benchmarks/oov_eval.py`` (docs/beyond_mimick.md) with
+    The defaults are the winners of ``benchmarks/oov_eval.py`` (docs/oov_vectors.md) with
     ``DEFAULT_ARCH``: squared L2 loss, Adam at 0.003 for dense weights (the BiLSTM), SparseAdam at
     0.01 for n-gram tables, one-edit typo augmentation for 8% of words. ``PAPER_CONFIG`` is the
     paper-faithful set-up (no augmentation) to use with ``PAPER_ARCH``.

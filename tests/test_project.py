@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import pickle
+import shlex
 import shutil
 import struct
 import subprocess
@@ -27,6 +28,7 @@ import init_vectors as init_vectors_script  # noqa: E402
 import paper as paper_script  # noqa: E402
 import plots as plots_script  # noqa: E402
 import report as report_script  # noqa: E402
+import significance as significance_script  # noqa: E402
 import summary as summary_script  # noqa: E402
 
 TREEBANK = "UD_English-EWT"
@@ -76,8 +78,8 @@ def test_project_yml_validates_and_documents(project_copy):
     commands = {cmd["name"]: cmd for cmd in config["commands"]}
     for name in ("data", "convert", "subsample", "init-vectors", "train-mimick", "extend-vectors",
                  "train-tagger-nochar", "train-tagger-mimick", "train-tagger-chartag", "train-tagger-both",
-                 "evaluate", "significance", "rare-word", "report", "plots", "curves", "paper-runs", "package",
-                 "summary"):
+                 "evaluate", "significance", "significance-spacy", "rare-word", "report", "plots", "curves",
+                 "paper-runs", "package", "summary"):
         assert name in commands, name
     assert set(config["workflows"]) >= {"all", "paper"}
     # `all` ends by printing its results and where the report, plot and package are.
@@ -215,10 +217,9 @@ def test_project_run_first_commands_and_rerun_skips(tmp_path):
 
 # -- paper.py -----------------------------------------------------------------------------------
 
-def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
-    """Dry run over a data folder: all variants where there are vectors, tagging-only runs
-    (No-Char with random embeddings, char->tag) where there are none; budgets not smaller than
-    the treebank skipped; the full data once."""
+def paper_data(tmp_path: Path) -> Path:
+    """A data folder for paper.py: the embedded EWT slice with vectors, and a tiny treebank of
+    a language with neither vectors nor a spaCy class."""
     data = tmp_path / "data"
     (data / "ud").mkdir(parents=True)
     (data / "embeddings").mkdir()
@@ -229,6 +230,14 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     sentence = "1\tHello\thello\tINTJ\t_\t_\t0\troot\t_\t_\n2\t!\t!\tPUNCT\t_\t_\t1\tpunct\t_\t_\n\n"
     for split in ("train", "dev", "test"):
         (tiny / f"qq_tiny-ud-{split}.conllu").write_text(sentence * 300)
+    return data
+
+
+def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
+    """Dry run over a data folder: all variants where there are vectors, tagging-only runs
+    (No-Char with random embeddings, char->tag) where there are none; budgets not smaller than
+    the treebank skipped; the full data once."""
+    data = paper_data(tmp_path)
     paper_script.main(["--data-dir", str(data), "--sizes", "500,1000,0", "--seeds", "0,1", "--dry-run",
                        "--var", "mimick_epochs=7", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
@@ -284,6 +293,62 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
                            "--project-dir", str(project_copy)])
 
 
+def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsys):
+    """The experiments of the tagging docs through paper.py: MimickTagger.v2/v3 configs, a
+    second Mimick model (the paper's set-up beside the default) in its own runs' folder,
+    overrides of the tagger configs (which the lowres max_steps count honours), and spaCy's
+    baseline tested against the Mimick variants."""
+    data = paper_data(tmp_path)
+    runner = paper_script.Runner(project_copy)
+
+    def plan(*args):
+        paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
+                           "--treebanks", TREEBANK, "--project-dir", str(project_copy), *args])
+        return [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
+
+    def variables(line):
+        return dict(arg[len("--vars."):].split("=", 1) for arg in shlex.split(line) if arg.startswith("--vars."))
+
+    def script(line):
+        name = line.split("project run ")[1].split()[0]
+        return runner.command(name, variables(line))["script"]
+
+    def train(lines, variant):
+        (line,) = [l for l in lines if f"project run train-tagger-{variant} " in l]
+        return script(line)[0]
+
+    lines = plan("--recipe", "v3", "--variants", "nochar,mimick")
+    assert f"configs/tagger_mimick_v3.cfg --output training/{TREEBANK}_v3/n500.s0/mimick " in train(lines, "mimick")
+    assert "configs/tagger_nochar_v3.cfg" in train(lines, "nochar")
+    # A second Mimick model, trained with the paper's set-up, beside the project's own.
+    lines = plan("--variants", "mimick", "--var", "mimick_name=mimick-paper", "--var", "mimick_options=--paper",
+                 "--var", "recipe=_paper-mimick")
+    (mimick,) = [script(l)[0] for l in lines if "project run train-mimick " in l]
+    assert f"models/{TREEBANK}/mimick-paper " in mimick and mimick.endswith("--quiet --paper")
+    tagger = train(lines, "mimick")
+    assert tagger.startswith("python -m spacy train configs/tagger_mimick.cfg ")  # the paper's configs kept
+    assert f"--paths.mimick_model models/{TREEBANK}/mimick-paper " in tagger
+    assert f"--output training/{TREEBANK}_paper-mimick/n500.s0/mimick " in tagger
+    assert not [l for l in lines if "project run rare-word " in l]  # it scores models/<treebank>/mimick only
+    # Overrides reach the tagger runs, and the lowres lr decay ends where their batches end.
+    lines = plan("--recipe", "lowres", "--variants", "both", "--var", "recipe=_lowres-b400",
+                 "--var", "tagger_overrides=--training.batcher.size 400 --training.optimizer.use_averages false")
+    both = train(lines, "both")
+    assert both.startswith("python -m spacy train configs/tagger_both_lowres.cfg ")
+    assert both.endswith("--training.batcher.size 400 --training.optimizer.use_averages false")
+    assert "--training.max_steps 160 " in both  # 80 epochs x 2 batches of 400 (not 6 of 100)
+    # Without overrides the script is what it was before the project had the variable.
+    assert train(plan("--variants", "both"), "both").endswith("--code scripts/project/torch_threads.py")
+    # spaCy's baseline against each Mimick variant that ran beside it, tokens without a vector too.
+    lines = plan("--variants", "mimick,both,spacy")
+    tests = [script(l)[0] for l in lines if "project run significance-spacy " in l]
+    assert len(tests) == 2 and all("/spacy.spacy " in s and "--vectors corpus/" in s for s in tests)
+    assert {s.split("--output ")[1].split()[0].rsplit("/", 1)[1] for s in tests} == {
+        "sig-spacy-mimick.json", "sig-spacy-both.json"}
+    with pytest.raises(SystemExit, match="no tagger config"):
+        plan("--var", "tagger_configs=_bogus")
+
+
 def test_paper_runner_merges_a_lock_shared_by_two_drivers(tmp_path):
     """Two drivers over different treebanks share training/.paper-lock.json: neither loses the
     other's entries."""
@@ -312,6 +377,40 @@ def test_paper_runner_remembers_each_variable_set(tmp_path, capsys):
     dry.run("data", variables)
     assert "project run data" in capsys.readouterr().out
 
+
+def test_significance_on_tokens_without_a_vector(tmp_path, capsys):
+    """significance.py --vectors (what the project's significance commands pass): McNemar's test
+    on the gold tokens whose form nor lowercase has a vector, beside the whole test set and the
+    tokens outside the training sample."""
+    from spacy.tokens import Doc, DocBin
+
+    nlp = spacy.blank("en")
+    for word in ("the", "cat", "sat"):
+        nlp.vocab.set_vector(word, numpy.ones(4, dtype="float32"))
+    nlp.to_disk(tmp_path / "vectors")
+    words = ["The", "cat", "zorblaxed", "."] * 30  # "The": its lowercase has a vector
+    gold_pos = ["DET", "NOUN", "VERB", "PUNCT"] * 30
+
+    def docbin(name, pos):
+        path = tmp_path / f"{name}.spacy"
+        DocBin(docs=[Doc(nlp.vocab, words=words, pos=pos)], attrs=["ORTH", "POS", "MORPH"]).to_disk(path)
+        return path
+
+    gold = docbin("gold", gold_pos)
+    # A tags every "zorblaxed" wrong, B every one right; both get the rest right.
+    a = docbin("a", [("NOUN" if p == "VERB" else p) for p in gold_pos])
+    b = docbin("b", gold_pos)
+    train = tmp_path / "train.spacy"
+    DocBin(docs=[Doc(nlp.vocab, words=["the", "cat", "."])]).to_disk(train)
+    significance_script.main([str(gold), str(a), str(b), "--output", str(tmp_path / "sig.json"), "--train", str(train),
+                              "--vectors", str(tmp_path / "vectors"), "--n-samples", "20"])
+    result = json.loads((tmp_path / "sig.json").read_text())
+    assert result["pos_acc_a"] == pytest.approx(0.75) and result["pos_acc_b"] == 1.0
+    assert result["oov_train"]["n_tokens"] == 60  # "The" and "zorblaxed" are not training forms
+    oov_vec = result["oov_vec"]
+    assert oov_vec["n_tokens"] == 60  # "zorblaxed" and "."
+    assert (oov_vec["pos_acc_a"], oov_vec["pos_acc_b"]) == (0.5, 1.0) and oov_vec["pos_p_value"] < 1e-6
+    assert "OOV(vec) POS +50.00" in capsys.readouterr().out
 
 # -- report.py and plots.py on synthetic metrics ----------------------------------------------------
 

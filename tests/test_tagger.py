@@ -496,6 +496,25 @@ def test_v3_configs_differ_from_v2_only_in_mimick_features(variant):
     assert v2 == v3
 
 
+@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
+def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
+    """The lowres configs are v3's network with the low-resource training (docs/low_resource.md):
+    batches of 100, 80 epochs, warm-up + linear decay ending at max_steps, parameter averages."""
+    v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
+    lowres = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_lowres.cfg", interpolate=False)
+    changed = {"max_epochs": 80, "max_steps": 4800, "eval_frequency": 250}
+    assert {k: lowres["training"].pop(k) for k in changed} == changed
+    assert lowres["training"]["batcher"].pop("size") == 100
+    assert lowres["training"]["optimizer"].pop("use_averages") is True
+    assert lowres["training"]["optimizer"].pop("learn_rate") == {
+        "@schedules": "warmup_linear.v1", "initial_rate": 0.005, "warmup_steps": 300,
+        "total_steps": "${training.max_steps}"}
+    for key in list(changed) + ["batcher.size", "optimizer.use_averages", "optimizer.learn_rate"]:
+        section, _, name = key.rpartition(".")
+        (v3["training"][section] if section else v3["training"]).pop(name)
+    assert v3 == lowres
+
+
 def test_v3_initializes_behind_a_function_component(vectors_dir, tiny_mimick):
     from spacy.language import Language
 

@@ -2,7 +2,7 @@
 
     python scripts/project/paper.py --data-dir ../shared/data [--treebanks UD_English-EWT,...] \
         [--sizes 500,1000,2000,5000,10000,0] [--seeds 0,1,2,3,4] [--epochs 40 --low-epochs 80] \
-        [--variants nochar,mimick,chartag,both,spacy] [--recipe paper|lowres] \
+        [--variants nochar,mimick,chartag,both,spacy] [--recipe paper|v2|v3|lowres] \
         [--var mimick_epochs=15 ...] [--dry-run]
 
 weasel workflows cannot loop, so this script does: for each treebank (``UD_*`` folders of
@@ -21,10 +21,23 @@ DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --
   evaluations per training run (``--vars.eval_frequency``): ``subsample``, the
   taggers (No-Char, Mimick, char->tag and Both with vectors or a release model; otherwise the
   paper's tagging-only runs, No-Char with random embeddings and char->tag), spaCy's own tagger +
-  morphologizer (``train-tagger-spacy``, the strongest common baseline), ``evaluate``, and
-  ``significance`` (McNemar and bootstrap, every seed) where the Mimick variants ran;
-  ``--variants`` restricts the systems;
+  morphologizer (``train-tagger-spacy``, the strongest common baseline), ``evaluate``,
+  ``significance`` (McNemar and bootstrap, every seed) where the four variants ran, and
+  ``significance-spacy`` (spaCy's baseline against Mimick and against Both) where spaCy and they
+  ran; ``--variants`` restricts the systems;
 * ``rare-word`` for English when DATA_DIR has ``similarity/en/rw.txt``.
+
+``--recipe`` picks the taggers' configs, ``configs/tagger_<variant>[_v2|_v3|_lowres].cfg`` (the
+paper's MimickTagger.v1, v2, v3, or v3 with the low-resource training of docs/low_resource.md),
+and their runs' folders, ``training/<treebank>[_v2|_v3|_lowres]`` and ``metrics/...``. Where a
+config's learning rate decays to 0 at ``[training] max_steps`` (the lowres configs), max_steps is
+set to the epochs x the batches of an epoch of each sample, counted with the config's batcher.
+Every other setting is a project variable, ``--var NAME=VALUE``: ``mimick_arch``,
+``mimick_epochs``, ``mimick_options`` (``--paper``) and ``mimick_name`` (a second Mimick model beside
+the first) for the Mimick model; ``tagger_overrides`` (more ``spacy train`` overrides of the
+tagger variants, e.g. ``--components.mimick_tagger.model.word_dropout 0``, which the batch
+counting above honours too) with ``recipe`` (another runs' folder, e.g. ``_v2-nodropout``: runs
+that differ only in overrides must not share one).
 
 A command done before with the same script, dependencies and outputs is skipped (see
 :class:`Runner`: weasel's own check remembers one run per command, and alternating treebanks
@@ -35,6 +48,7 @@ pyvi) run as ``xx``. Then run ``report`` and ``plots`` (the ``paper`` workflow d
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +62,9 @@ ALL_VARIANTS = ("nochar", "mimick", "chartag", "both")
 NO_VECTOR_VARIANTS = ("nochar", "chartag")
 # spaCy's tagger + morphologizer, trained on the same samples (train-tagger-spacy).
 BASELINES = ("spacy",)
+# --recipe: the suffix of the tagger configs (configs/tagger_<variant><suffix>.cfg) and of the
+# runs' folders (the project's `recipe` and `tagger_configs` variables).
+RECIPES = {"paper": "", "v2": "_v2", "v3": "_v3", "lowres": "_lowres"}
 
 
 def release_model(data_dir: Path, lang: str) -> Optional[Path]:
@@ -79,6 +96,22 @@ def count_words(path: Path) -> Tuple[int, int]:
     return words, sentences
 
 
+def tagger_config(path: Path, overrides: str = ""):
+    """A tagger config with ``tagger_overrides`` (``spacy train`` override arguments) applied,
+    not interpolated."""
+    from spacy.cli._util import parse_config_overrides
+    from spacy.util import load_config
+
+    return load_config(path, overrides=parse_config_overrides(shlex.split(overrides)), interpolate=False)
+
+
+def decays_to_max_steps(config) -> bool:
+    """Whether the config's learning rate is a schedule that ends at ``[training] max_steps``
+    (the lowres configs' warm-up + linear decay): then each run needs its own max_steps."""
+    rate = config["training"]["optimizer"].get("learn_rate")
+    return isinstance(rate, dict) and "${training.max_steps}" in map(str, rate.values())
+
+
 def eval_frequency(n_tokens: int, n_train: int, epochs: int, batch_tokens: int = 400) -> int:
     """About ten dev evaluations per run (at least every 10 steps, at most every 500): the
     saved model-best is the best evaluated step, so a short run needs frequent evaluations.
@@ -89,18 +122,18 @@ def eval_frequency(n_tokens: int, n_train: int, epochs: int, batch_tokens: int =
     return int(min(500, max(10, steps // 10)))
 
 
-def batches_per_epoch(config: Path, train: Path, n_tokens: int, batch_tokens: int) -> int:
+def batches_per_epoch(config, train: Path, n_tokens: int, batch_tokens: int) -> int:
     """Batches of one epoch over ``train`` with ``config``'s batcher (the lowres recipe's lr
     decay ends at epochs x this); estimated from the budget when the sample does not exist yet
     (dry runs)."""
     if not train.exists():
         return max(1, -(-int(1.2 * n_tokens) // batch_tokens))
     import spacy
-    from spacy.util import load_config, registry
+    from spacy.util import registry
 
     from spacy_mimick.ud import create_conllu_corpus_reader
 
-    batcher = registry.resolve({"b": load_config(config, interpolate=False)["training"]["batcher"]})["b"]
+    batcher = registry.resolve({"b": config["training"]["batcher"]})["b"]
     return sum(1 for _ in batcher(create_conllu_corpus_reader(str(train))(spacy.blank("xx"))))
 
 
@@ -122,7 +155,9 @@ class Runner:
     time the treebank or budget alternates. The runner keeps weasel's entry (script, and MD5s
     of deps and outputs) per command *and* script in ``training/.paper-lock.json``, and skips a
     command whose entry is unchanged: a different data_dir, budget or epochs, a changed
-    dependency (a retrained Mimick model) or a missing output runs it again.
+    dependency (a retrained Mimick model) or a missing output runs it again. Scripts are
+    compared with runs of white space folded, so that a variable left empty (e.g.
+    ``tagger_overrides``) keeps the entries of runs made before the project had it.
     """
 
     def __init__(self, project_dir: Path, force: bool = False, dry_run: bool = False) -> None:
@@ -139,7 +174,7 @@ class Runner:
         config = load_project_config(self.project_dir, overrides={f"vars.{k}": v for k, v in variables.items()})
         for cmd in config["commands"]:
             if cmd["name"] == name:
-                return cmd
+                return {**cmd, "script": [" ".join(line.split()) for line in cmd["script"]]}
         raise SystemExit(f"error: no command {name!r} in project.yml")
 
     def _entry(self, cmd: Dict) -> Tuple[str, str]:
@@ -164,7 +199,7 @@ class Runner:
             args.append(f"--vars.{key_}={value}")
         if self.force:
             args.append("--force")
-        print("[paper] " + " ".join(args[1:]), flush=True)
+        print("[paper] " + shlex.join(args[1:]), flush=True)
         self.commands_run += 1
         if self.dry_run:
             return
@@ -192,9 +227,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--gpu-id", type=int, default=-1)
     parser.add_argument("--variants", default=",".join(ALL_VARIANTS + BASELINES),
                         help="Systems to train where they apply (default: the four variants and spacy)")
-    parser.add_argument("--recipe", choices=["paper", "lowres"], default="paper",
-                        help="Tagger training recipe: the paper's configs, or configs/tagger_<variant>_lowres.cfg "
-                             "(runs under training/<treebank>_lowres, metrics/<treebank>_lowres)")
+    parser.add_argument("--recipe", choices=list(RECIPES), default="paper",
+                        help="Tagger configs: the paper's (MimickTagger.v1), configs/tagger_<variant>_<v2|v3|lowres>.cfg "
+                             "(runs under training/<treebank>_<v2|v3|lowres>, metrics/...)")
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                         help="Another project variable for every command, e.g. --var mimick_epochs=15")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
@@ -219,6 +254,19 @@ def main(argv: Optional[List[str]] = None) -> None:
     unknown = sorted(set(wanted_variants) - set(ALL_VARIANTS + BASELINES))
     if unknown:
         raise SystemExit(f"error: unknown --variants {unknown}; expected some of {', '.join(ALL_VARIANTS + BASELINES)}")
+    # The taggers' configs and runs' folder; a --var recipe (another folder) keeps the configs.
+    recipe = {k: RECIPES[args.recipe] for k in ("recipe", "tagger_configs")
+              if k not in extra and (RECIPES[args.recipe] or "recipe" in extra)}
+    configs = {v: args.project_dir / "configs" / f"tagger_{v}{extra.get('tagger_configs', RECIPES[args.recipe])}.cfg"
+               for v in ALL_VARIANTS if v in wanted_variants}
+    missing = [str(path) for path in configs.values() if not path.exists()]
+    if missing:
+        raise SystemExit(f"error: no tagger config {', '.join(missing)} (--recipe {args.recipe}, --var tagger_configs)")
+    overrides = extra.get("tagger_overrides", "")
+    # Any variant's config: they share the training settings.
+    config = tagger_config(next(iter(configs.values())), overrides) if configs else None
+    batch_tokens = int(config["training"]["batcher"]["size"]) if config else 400
+    per_sample_max_steps = config is not None and decays_to_max_steps(config)
     runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run)
     plan = []
     for folder, prefix in found:
@@ -261,16 +309,13 @@ def main(argv: Optional[List[str]] = None) -> None:
                 continue
             for seed in (seeds if n_tokens > 0 else seeds[:1]):
                 epochs = args.low_epochs if 0 < n_tokens <= 5000 else args.epochs
-                batch_tokens = 100 if args.recipe == "lowres" else 400
                 setting = {**base, "n_tokens": n_tokens, "seed": seed, "epochs": epochs,
-                           "eval_frequency": eval_frequency(n_tokens, n_train, epochs, batch_tokens)}
+                           "eval_frequency": eval_frequency(n_tokens, n_train, epochs, batch_tokens), **recipe}
                 runner.run("subsample", setting)
-                if args.recipe == "lowres":
+                if per_sample_max_steps:
                     sample = args.project_dir / "corpus" / treebank / (
                         "raw/train.conllu" if n_tokens <= 0 else f"train.n{n_tokens}.s{seed}.conllu")
-                    per_epoch = batches_per_epoch(args.project_dir / "configs" / "tagger_both_lowres.cfg",
-                                                  sample, n_tokens if n_tokens > 0 else n_train, batch_tokens)
-                    setting["recipe"] = "_lowres"
+                    per_epoch = batches_per_epoch(config, sample, n_tokens if n_tokens > 0 else n_train, batch_tokens)
                     # The configs' lr decay ends at max_steps, where training ends too.
                     setting["max_steps"] = epochs * per_epoch
                 for variant in variants:
@@ -278,8 +323,13 @@ def main(argv: Optional[List[str]] = None) -> None:
                 runner.run("evaluate", setting)
                 if all(v in variants for v in ALL_VARIANTS):
                     runner.run("significance", setting)
+                if "spacy" in variants:
+                    for versus in ("mimick", "both"):
+                        if versus in variants:
+                            runner.run("significance-spacy", {**setting, "versus": versus})
         rare_word = data_dir / "similarity" / "en" / "rw.txt"
-        if lang == "en" and vectors and rare_word.exists():
+        # rare-word scores models/<treebank>/mimick: not a second model (--var mimick_name).
+        if lang == "en" and vectors and rare_word.exists() and extra.get("mimick_name", "mimick") == "mimick":
             runner.run("rare-word", base)
     print(f"[paper] done: {runner.commands_run} command(s) {'listed' if args.dry_run else 'run'}")
 
