@@ -126,7 +126,7 @@ class Results:
 
 def load_results(root: Union[Path, Sequence[Path]]) -> Results:
     """Everything under one metrics folder, or several (e.g. metrics/ and the metrics of runs
-    made outside the project by scripts/tagger_experiments.py, which writes the same files)."""
+    made outside the project by the since-removed scripts/tagger_experiments.py, which wrote the same files)."""
     roots = [root] if isinstance(root, Path) else list(root)
     results = Results()
     pending_sigs = []
