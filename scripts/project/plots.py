@@ -91,13 +91,7 @@ def plot_bars(results: Results, treebank: str, output: Path) -> bool:
         drew = True
     seeds = sorted({key[2] for key in results.runs if key[0] == treebank})
     budget = f"{statistics.mean(tokens):,.0f} training tokens" if tokens else "one budget"
-    fig.suptitle(f"{treebank}: {budget}, {seeds_label(seeds)} (one budget: no learning curve)", fontsize=11)
-    fig.tight_layout()
-    if drew:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(output, dpi=110)
-    plt.close(fig)
-    return drew
+    return _save(fig, f"{treebank}: {budget}, {seeds_label(seeds)} (one budget: no learning curve)", output, drew)
 
 
 def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
@@ -138,7 +132,12 @@ def plot_treebank(results: Results, treebank: str, output: Path) -> bool:
             ax.text(0.5, 0.5, "no scores (no attributes?)", ha="center", va="center", transform=ax.transAxes)
     seeds = sorted({key[2] for key in results.runs if key[0] == treebank})
     label = seeds_label(seeds).replace("one run per variant", "one run per variant and budget")
-    fig.suptitle(f"{treebank}: {label}", fontsize=11)
+    return _save(fig, f"{treebank}: {label}", output, drew)
+
+
+def _save(fig, title: str, output: Path, drew: bool) -> bool:
+    """Title the figure, write it to OUTPUT when anything was drawn, and close it."""
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     if drew:
         output.parent.mkdir(parents=True, exist_ok=True)
