@@ -499,7 +499,8 @@ def test_v3_configs_differ_from_v2_only_in_mimick_features(variant):
 @pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
 def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
     """The lowres configs are v3's network with the low-resource training (docs/low_resource.md):
-    batches of 100, 80 epochs, warm-up + linear decay ending at max_steps, parameter averages."""
+    batches of 100, 80 epochs, warm-up + linear decay ending at max_steps, parameter averages,
+    and dropout 0.2 (the network's one setting the recipe changes)."""
     v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
     lowres = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_lowres.cfg", interpolate=False)
     changed = {"max_epochs": 80, "max_steps": 4800, "eval_frequency": 250}
@@ -509,6 +510,8 @@ def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
     assert lowres["training"]["optimizer"].pop("learn_rate") == {
         "@schedules": "warmup_linear.v1", "initial_rate": 0.005, "warmup_steps": 300,
         "total_steps": "${training.max_steps}"}
+    assert lowres["components"]["mimick_tagger"]["model"].pop("dropout") == 0.2
+    assert v3["components"]["mimick_tagger"]["model"].pop("dropout") == 0.5
     for key in list(changed) + ["batcher.size", "optimizer.use_averages", "optimizer.learn_rate"]:
         section, _, name = key.rpartition(".")
         (v3["training"][section] if section else v3["training"]).pop(name)
