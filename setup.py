@@ -32,6 +32,8 @@ setup(
         "tqdm>=4.60",
         # The CLI, like spaCy's own (spaCy already depends on typer).
         "typer>=0.9",
+        # paper.py's lock file, written by parallel drivers and Ray tasks (torch already depends on it).
+        "filelock>=3.0",
     ],
     extras_require={
         # Learning-curve plots in the project's report step.
