@@ -445,4 +445,7 @@ def main(argv: Optional[List[str]] = None) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    # Through the module `paper`, not `__main__`: Ray tasks unpickle its Steps by reference.
+    import paper
+
+    paper.main(sys.argv[1:])
