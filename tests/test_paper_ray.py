@@ -8,6 +8,7 @@ in its own process either way, so the predictions are bit-identical; the metrics
 only in the evaluation's timings (eval_seconds, words_per_second).
 """
 import json
+import multiprocessing
 import sys
 from pathlib import Path
 
@@ -54,6 +55,26 @@ def test_plan_lists_each_step_after_those_it_reads(tmp_path):
     with pytest.raises(SystemExit, match="CPUs only"):
         paper_script.parse_args(["--data-dir", str(data), "--ray", "--gpu-id", "0"])
     assert paper_script.parse_args(["--data-dir", str(data), "--ray-address", "auto"]).ray
+
+
+def _remember(project: Path, writer: int) -> None:
+    runner = paper_script.Runner(project)
+    for i in range(30):
+        runner.remember(f"{writer}-{i}", "state")
+
+
+def test_lock_entries_written_at_once_are_all_kept(tmp_path):
+    """Four processes adding entries to the lock file at the same time (as Ray tasks and
+    parallel drivers do) lose none of them."""
+    fork = multiprocessing.get_context("fork")
+    writers = [fork.Process(target=_remember, args=(tmp_path, writer)) for writer in range(4)]
+    for process in writers:
+        process.start()
+    for process in writers:
+        process.join()
+    assert [process.exitcode for process in writers] == [0, 0, 0, 0]
+    lock = json.loads((tmp_path / "training" / ".paper-lock.json").read_text())
+    assert sorted(lock) == sorted(f"{writer}-{i}" for writer in range(4) for i in range(30))
 
 
 def metrics(project: Path):
