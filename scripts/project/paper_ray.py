@@ -3,6 +3,7 @@ whose outputs it reads are done.
 
     python scripts/project/paper.py --data-dir ../shared/data --ray                        # this machine's cores
     python scripts/project/paper.py --data-dir ../shared/data --ray-address auto [--ray-cpus 2]   # a cluster
+    python scripts/project/paper_ray.py ARGS   # the same as paper.py --ray ARGS
 
 ``paper.plan`` gives the steps and their dependencies (a treebank's ``data`` before its
 ``convert``, ``init-vectors`` and Mimick model; a sample's ``subsample`` before its trainings;
@@ -175,3 +176,17 @@ def run(steps: List[Step], project_dir: Path, force: bool = False, address: Opti
                          + "\n".join(f"  {r['key']}: {r['error']}" + (f" (log {r['log']})" if r.get("log") else "")
                                      for r in failed))
     return results
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    """``python scripts/project/paper_ray.py ARGS`` is ``paper.py --ray ARGS`` (the same options)."""
+    import paper
+
+    paper.main(["--ray", *(argv or [])])
+
+
+if __name__ == "__main__":
+    # Through the module `paper_ray`, not `__main__`: Ray tasks unpickle run_step by reference.
+    import paper_ray
+
+    paper_ray.main(sys.argv[1:])
