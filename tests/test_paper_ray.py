@@ -1,0 +1,156 @@
+"""paper.py's grid on Ray (scripts/project/paper_ray.py): the plan's dependencies, and a tiny
+grid (2 treebanks x 2 seeds, No-Char, 2 epochs) run by the sequential driver and on a local
+Ray of 2 CPUs giving the same metrics files, a rerun redoing only what is missing, and a failed
+command stopping only what needs it.
+
+Tagger training is seeded and runs on one torch thread (OMP_NUM_THREADS=1, torch_threads.py)
+in its own process either way, so the predictions are bit-identical; the metrics JSON differs
+only in the evaluation's timings (eval_seconds, words_per_second).
+"""
+import json
+import multiprocessing
+import sys
+from pathlib import Path
+
+import pytest
+import ray
+import srsly
+
+from test_project import SCRIPTS, TREEBANK, make_project, paper_data
+
+sys.path.insert(0, str(SCRIPTS))
+import paper as paper_script  # noqa: E402
+import paper_ray  # noqa: E402
+
+TINY = "UD_Tiny-Test"
+GRID = ["--sizes", "500", "--seeds", "0,1", "--variants", "nochar", "--epochs", "2", "--low-epochs", "2",
+        "--var", "vectors_limit=2000"]
+TIMINGS = {"eval_seconds", "words_per_second"}
+
+
+def test_plan_lists_each_step_after_those_it_reads(tmp_path):
+    """Every step comes after the steps it depends on (the sequential order is a valid order
+    for Ray), and the dependencies are the files each command reads."""
+    data = paper_data(tmp_path)
+    args = paper_script.parse_args(["--data-dir", str(data), "--sizes", "500,0", "--seeds", "0,1",
+                                    "--project-dir", str(make_project(tmp_path)), "--dry-run"])
+    steps = paper_script.plan(args)
+    position = {step.key: i for i, step in enumerate(steps)}
+    assert len(position) == len(steps)  # keys are unique
+    assert all(position[key] < position[step.key] for step in steps for key in step.after)
+    after = {step.key: set(step.after) for step in steps}
+    unit = f"{TREEBANK}/n500.s1"
+    assert after[f"{TREEBANK}/convert"] == after[f"{TREEBANK}/train-mimick"] == {f"{TREEBANK}/data"}
+    assert after[f"{unit}/subsample"] == {f"{TREEBANK}/data"}
+    # Taggers without Mimick need not wait for the Mimick model.
+    assert after[f"{unit}/train-tagger-nochar"] == {f"{unit}/subsample", f"{TREEBANK}/init-vectors"}
+    assert after[f"{unit}/train-tagger-both"] == {f"{unit}/subsample", f"{TREEBANK}/init-vectors",
+                                                  f"{TREEBANK}/train-mimick"}
+    trained = {f"{unit}/train-tagger-{v}" for v in ("nochar", "mimick", "chartag", "both", "spacy")}
+    assert after[f"{unit}/evaluate"] == {f"{TREEBANK}/convert", f"{unit}/subsample"} | trained
+    assert after[f"{unit}/significance"] == after[f"{unit}/significance-spacy-both"] == {f"{unit}/evaluate"}
+    assert {step.command for step in steps if step.key.startswith(f"{TINY}/")} == {
+        "data", "convert", "init-vectors", "subsample", "train-tagger-nochar", "train-tagger-chartag",
+        "train-tagger-spacy", "evaluate"}
+    with pytest.raises(SystemExit, match="CPUs only"):
+        paper_script.parse_args(["--data-dir", str(data), "--ray", "--gpu-id", "0"])
+    assert paper_script.parse_args(["--data-dir", str(data), "--ray-address", "auto"]).ray
+
+
+def _remember(project: Path, writer: int) -> None:
+    runner = paper_script.Runner(project)
+    for i in range(30):
+        runner.remember(f"{writer}-{i}", "state")
+
+
+def test_lock_entries_written_at_once_are_all_kept(tmp_path):
+    """Four processes adding entries to the lock file at the same time (as Ray tasks and
+    parallel drivers do) lose none of them."""
+    fork = multiprocessing.get_context("fork")
+    writers = [fork.Process(target=_remember, args=(tmp_path, writer)) for writer in range(4)]
+    for process in writers:
+        process.start()
+    for process in writers:
+        process.join()
+    assert [process.exitcode for process in writers] == [0, 0, 0, 0]
+    lock = json.loads((tmp_path / "training" / ".paper-lock.json").read_text())
+    assert sorted(lock) == sorted(f"{writer}-{i}" for writer in range(4) for i in range(30))
+
+
+def metrics(project: Path):
+    """Every metrics file: the JSON records without their timings, the predictions as bytes."""
+    files = {}
+    for path in sorted((project / "metrics").rglob("*")):
+        if path.suffix == ".json":
+            files[str(path.relative_to(project))] = {k: v for k, v in json.loads(path.read_text()).items()
+                                                     if k not in TIMINGS}
+        elif path.is_file():
+            files[str(path.relative_to(project))] = path.read_bytes()
+    return files
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    paper_ray.connect(num_cpus=2)
+    yield
+    ray.shutdown()
+
+
+def test_grid_on_ray_matches_the_sequential_driver(tmp_path, local_ray, monkeypatch, capsys):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    data = paper_data(tmp_path)
+    sequential, on_ray = make_project(tmp_path / "sequential"), make_project(tmp_path / "ray")
+    paper_script.main(["--data-dir", str(data), "--project-dir", str(sequential), *GRID])
+    assert "[paper] done: 18 command(s) run" in capsys.readouterr().out
+    paper_script.main(["--data-dir", str(data), "--project-dir", str(on_ray), "--ray", *GRID])
+    out = capsys.readouterr().out
+    assert "[paper] done: 18 command(s) run, 0 skipped (done before), 0 failed" in out
+    expected = metrics(sequential)
+    # 2 treebanks x 2 seeds: No-Char's scores (JSON) and predictions (DocBin).
+    assert len(expected) == 8 and expected[f"metrics/{TINY}/n500.s1/nochar.json"]["seed"] == 1
+    assert metrics(on_ray) == expected
+    # The lock files: an entry for every command with outputs (all but the 4 evaluates), none
+    # lost by the tasks writing them at once; weasel's project.lock readable.
+    locks = [json.loads((p / "training" / ".paper-lock.json").read_text()) for p in (sequential, on_ray)]
+    assert len(locks[1]) == 14 and set(locks[1]) == set(locks[0])
+    assert set(srsly.read_yaml(on_ray / "project.lock")) == {
+        "data", "convert", "init-vectors", "subsample", "train-tagger-nochar", "evaluate"}
+    log = on_ray / "training" / ".paper-logs" / TINY / "n500.s1" / "train-tagger-nochar.log"
+    assert "-m spacy train configs/tagger_nochar.cfg" in log.read_text()
+
+    # Resuming: a lost model is trained again, evaluate runs (it skips up-to-date variants
+    # itself), everything else is skipped.
+    other = on_ray / "training" / TREEBANK / "n500.s0" / "nochar" / "model-best" / "meta.json"
+    mtime = other.stat().st_mtime
+    model = on_ray / "training" / TINY / "n500.s1" / "nochar" / "model-best"
+    for path in sorted(model.rglob("*"), reverse=True):
+        path.rmdir() if path.is_dir() else path.unlink()
+    model.rmdir()
+    results = paper_ray.run(paper_script.plan(paper_script.parse_args(
+        ["--data-dir", str(data), "--project-dir", str(on_ray), *GRID])), on_ray)
+    assert sorted(key for key, r in results.items() if r["ran"]) == [
+        f"{TREEBANK}/n500.s0/evaluate", f"{TREEBANK}/n500.s1/evaluate",
+        f"{TINY}/n500.s0/evaluate", f"{TINY}/n500.s1/evaluate", f"{TINY}/n500.s1/train-tagger-nochar"]
+    assert "5 command(s) run, 13 skipped" in capsys.readouterr().out
+    assert model.is_dir() and other.stat().st_mtime == mtime
+    assert metrics(on_ray) == expected
+
+
+def test_a_failed_command_stops_what_needs_it(tmp_path, local_ray, capsys):
+    """The failure is reported with its log; the steps that need it do not run, the others do."""
+    project = make_project(tmp_path)
+    data = paper_data(tmp_path)
+    base = {"data_dir": str(data), "lang": "xx", "prefix": "qq_tiny", "vectors": "none"}
+    steps = [
+        paper_script.Step("missing/data", "data", {**base, "treebank": "UD_Missing"}),
+        paper_script.Step("missing/convert", "convert", {**base, "treebank": "UD_Missing"}, ("missing/data",)),
+        paper_script.Step(f"{TINY}/data", "data", {**base, "treebank": TINY}),
+    ]
+    with pytest.raises(SystemExit, match="missing/data: StepError") as error:
+        paper_ray.run(steps, project)
+    log = project / "training" / ".paper-logs" / "missing" / "data.log"
+    assert str(log) in str(error.value) and "UD_Missing" in log.read_text()
+    out = capsys.readouterr().out
+    assert "1 command(s) run, 0 skipped (done before), 1 failed, 1 not run" in out
+    assert (project / "corpus" / TINY / "raw" / "train.conllu").exists()
+    assert not (project / "training" / ".paper-logs" / "missing" / "convert.log").exists()
