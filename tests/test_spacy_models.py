@@ -1,11 +1,13 @@
 """The `spacy-models` workflow: spaCy's tagger + morphologizer + parser configs (with and without
 Mimick) train, and UAS/LAS overall and on tokens without a vector count what they should."""
+import json
+import sys
 from pathlib import Path
 
 import numpy
 import pytest
 import spacy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.training.initialize import init_nlp
 from spacy.training.loop import train
@@ -15,6 +17,9 @@ import spacy_mimick.static_vectors  # noqa: F401  (registers the layer when run 
 from spacy_mimick.scorer import score_dependencies, token_outcomes
 from spacy_mimick.significance import compare_outcomes
 from spacy_mimick.static_vectors import is_mimick_static_vectors
+from spacy_mimick.ud import conllu_to_docbin
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "project"))
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
@@ -46,29 +51,79 @@ def vectors_and_data(glove_small, tmp_path_factory):
     return tmp
 
 
-@pytest.mark.parametrize("name", ["spacy_tagger_morphologizer_parser", "spacy_tagger_morphologizer_parser_mimick"])
-def test_parser_configs_train_a_few_steps_and_parse(name, vectors_and_data, tiny_mimick):
+NAMES = {"spacy": "spacy_tagger_morphologizer_parser", "mimick": "spacy_tagger_morphologizer_parser_mimick"}
+
+
+@pytest.fixture(scope="module")
+def trained_runs(vectors_and_data, tiny_mimick):
+    """Both configs trained 3 steps with the same seed, as train-spacy-models lays them out."""
     tmp = vectors_and_data
-    overrides = {"paths.train": str(tmp / "train.conllu"), "paths.dev": str(tmp / "train.conllu"),
-                 "paths.vectors": str(tmp / "vectors"), **TINY}
-    if name.endswith("_mimick"):
-        overrides["paths.mimick_model"] = str(tiny_mimick)
-    config = load_config(CONFIGS / f"{name}.cfg", overrides=overrides, interpolate=False)
-    nlp = init_nlp(config)
-    output = tmp / name
-    output.mkdir()
-    with open(output / "log.txt", "w") as log:
-        nlp, _ = train(nlp, output, stdout=log)
+    runs = tmp / "training" / "UD_English-EWT" / "n0.s0"
+    pipelines = {}
+    for variant, name in NAMES.items():
+        overrides = {"paths.train": str(tmp / "train.conllu"), "paths.dev": str(tmp / "train.conllu"),
+                     "paths.vectors": str(tmp / "vectors"), **TINY}
+        if variant == "mimick":
+            overrides["paths.mimick_model"] = str(tiny_mimick)
+        config = load_config(CONFIGS / f"{name}.cfg", overrides=overrides, interpolate=False)
+        nlp = init_nlp(config)
+        (runs / variant).mkdir(parents=True)
+        with open(runs / variant / "log.txt", "w") as log:
+            nlp, _ = train(nlp, runs / variant, stdout=log)
+        pipelines[variant] = nlp
+    return tmp, runs, pipelines
+
+
+@pytest.mark.parametrize("variant", sorted(NAMES))
+def test_parser_configs_train_a_few_steps_and_parse(variant, trained_runs):
+    _, runs, pipelines = trained_runs
+    nlp = pipelines[variant]
     assert nlp.pipe_names[-4:] == ["tok2vec", "tagger", "morphologizer", "parser"]
     assert nlp.get_pipe("parser").labels, "the parser learnt no labels from the CoNLL-U heads and deprels"
-    doc = nlp.make_doc("The flatfish was hurtling past a lawnmower , said McNeally .")
-    doc = nlp(doc.text)
+    doc = nlp("The flatfish was hurtling past a lawnmower , said McNeally .")
     assert doc.has_annotation("DEP") and doc.has_annotation("POS") and doc.has_annotation("TAG")
     mimick_layers = [n for n in nlp.get_pipe("tok2vec").model.walk() if is_mimick_static_vectors(n)]
-    assert len(mimick_layers) == (1 if name.endswith("_mimick") else 0)
-    assert ("mimick_vectors" in nlp.pipe_names) == name.endswith("_mimick")
+    assert len(mimick_layers) == (1 if variant == "mimick" else 0)
+    assert ("mimick_vectors" in nlp.pipe_names) == (variant == "mimick")
     # model-best was written and loads (what evaluate-spacy-models reads).
-    assert spacy.load(output / "model-best").pipe_names == nlp.pipe_names
+    assert spacy.load(runs / variant / "model-best").pipe_names == nlp.pipe_names
+
+
+def test_evaluate_significance_and_report_of_a_run(trained_runs, capsys):
+    """The workflow's last three commands on the tiny runs: evaluate.py scores UAS/LAS on all,
+    no-vector and unseen tokens and keeps the parses; significance.py tests them; the report
+    has the tables; the tagger report (report.py) does not take these runs for its own."""
+    import evaluate
+    import report
+    import significance
+    import spacy_models_report
+
+    tmp, runs, _ = trained_runs
+    test_path = tmp / "test.spacy"
+    conllu_to_docbin(tmp / "train.conllu", "en", limit=12).to_disk(test_path)
+    conllu_to_docbin(tmp / "train.conllu", "en").to_disk(tmp / "train.spacy")
+    metrics = tmp / "metrics" / "spacy_models" / "UD_English-EWT" / "n0.s0"
+    evaluate.main([str(test_path), str(runs), str(metrics), "--variants", "spacy,mimick", "--train",
+                   str(tmp / "train.conllu"), "--treebank", "UD_English-EWT", "--n-tokens", "0", "--seed", "0"])
+    for variant in NAMES:
+        scores = json.loads((metrics / f"{variant}.json").read_text())["scores"]
+        assert 0 <= scores["dep_las"] <= scores["dep_uas"] <= 1
+        assert scores["oov_vec_dep_n_tokens"] == scores["oov_vec_n_tokens"] > 0
+        assert scores["oov_train_dep_n_tokens"] == 0  # the test sentences are training sentences
+        parsed = list(DocBin().from_disk(metrics / f"{variant}.spacy").get_docs(spacy.blank("en").vocab))
+        assert all(doc.has_annotation("DEP") for doc in parsed)
+    significance.main([str(test_path), str(metrics / "spacy.spacy"), str(metrics / "mimick.spacy"),
+                       "--output", str(metrics / "sig-spacy-mimick.json"), "--train", str(tmp / "train.spacy"),
+                       "--vectors", str(tmp / "vectors"), "--n-samples", "20"])
+    sig = json.loads((metrics / "sig-spacy-mimick.json").read_text())
+    n_test = sum(len(doc) for doc in DocBin().from_disk(test_path).get_docs(spacy.blank("en").vocab))
+    assert sig["outcomes"]["all"]["las_n_tokens"] == n_test
+    assert sig["outcomes"]["oov_vec"]["las_n_tokens"] == sig["oov_vec"]["n_tokens"] > 0
+    assert sig["outcomes"]["oov_vec"]["las_bootstrap_p_value"] is not None
+    spacy_models_report.main([str(tmp / "metrics" / "spacy_models"), "--output", str(tmp / "report.md")])
+    text = (tmp / "report.md").read_text()
+    assert "## UD_English-EWT, full (seeds 0)" in text and "| no vector | LAS |" in text
+    assert not report.load_results(tmp / "metrics").runs
 
 
 def _parsed(vocab, words, heads, deps, pos=None):
