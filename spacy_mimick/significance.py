@@ -53,8 +53,11 @@ def mcnemar(correct_a: numpy.ndarray, correct_b: numpy.ndarray) -> Tuple[float, 
     correct_b = numpy.asarray(correct_b, dtype=bool)
     if correct_a.shape != correct_b.shape:
         raise ValueError(f"paired outcomes differ in shape: {correct_a.shape} vs {correct_b.shape}")
-    only_a = int(numpy.sum(correct_a & ~correct_b))
-    only_b = int(numpy.sum(~correct_a & correct_b))
+    return mcnemar_counts(int(numpy.sum(correct_a & ~correct_b)), int(numpy.sum(~correct_a & correct_b)))
+
+
+def mcnemar_counts(only_a: int, only_b: int) -> Tuple[float, float]:
+    """:func:`mcnemar` from the discordant counts: tokens only A / only B got right."""
     n = only_a + only_b
     if n == 0:
         return 0.0, 1.0
@@ -151,7 +154,8 @@ def compare_outcomes(
 
     For each metric in :data:`OUTCOME_METRICS` scored on some of those tokens: ``<m>_n_tokens``,
     ``<m>_acc_a``, ``<m>_acc_b``, ``<m>_acc_delta`` (B - A), McNemar's ``<m>_mcnemar_statistic``
-    and ``<m>_p_value``; for LAS also ``las_bootstrap_z`` / ``las_bootstrap_p_value`` (sentences
+    and ``<m>_p_value``, and its discordant counts ``<m>_only_a`` / ``<m>_only_b`` (tokens only
+    A / only B got right; summed over runs they give a pooled test); for LAS also ``las_bootstrap_z`` / ``las_bootstrap_p_value`` (sentences
     resampled, only the masked tokens counted). Metrics with no scored token are None.
     """
     if not numpy.array_equal(a.sentence, b.sentence) or any(
@@ -166,7 +170,7 @@ def compare_outcomes(
         n = int(keep.sum())
         result[f"{metric}_n_tokens"] = n
         if not n:
-            for key in ("acc_a", "acc_b", "acc_delta", "mcnemar_statistic", "p_value"):
+            for key in ("acc_a", "acc_b", "acc_delta", "mcnemar_statistic", "p_value", "only_a", "only_b"):
                 result[f"{metric}_{key}"] = None
             continue
         ca, cb = a.correct[metric][keep], b.correct[metric][keep]
@@ -175,6 +179,7 @@ def compare_outcomes(
             f"{metric}_acc_a": float(ca.mean()), f"{metric}_acc_b": float(cb.mean()),
             f"{metric}_acc_delta": float(cb.mean() - ca.mean()),
             f"{metric}_mcnemar_statistic": statistic, f"{metric}_p_value": p_value,
+            f"{metric}_only_a": int(numpy.sum(ca & ~cb)), f"{metric}_only_b": int(numpy.sum(~ca & cb)),
         })
     result["las_bootstrap_z"] = result["las_bootstrap_p_value"] = None
     if result["las_n_tokens"]:

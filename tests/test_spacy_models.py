@@ -182,9 +182,22 @@ def test_paired_outcomes_on_a_subset_of_tokens():
     assert result["las_acc_a"] == 0.5 and result["las_acc_b"] == 1.0 and result["las_acc_delta"] == 0.5
     assert result["uas_acc_delta"] == 0.0  # flatfish had the right head in A too
     assert result["pos_acc_delta"] == 0.5
+    assert (result["las_only_a"], result["las_only_b"]) == (0, 1)  # flatfish: only B's label is right
     assert result["morph_n_tokens"] == 0 and result["morph_p_value"] is None  # no FEATS in these docs
     everything = compare_outcomes(outcomes_a, outcomes_b, n_samples=50)
     assert everything["las_n_tokens"] == 5 and everything["las_acc_delta"] == pytest.approx(2 / 5)
     assert everything["pos_acc_delta"] == 0.0  # one fixed, one broken
     with pytest.raises(ValueError, match="mask"):
         compare_outcomes(outcomes_a, outcomes_b, no_vector[:3])
+
+
+def test_report_pools_the_discordant_tokens_of_the_seeds():
+    import spacy_models_report
+
+    from spacy_mimick.significance import mcnemar_counts
+
+    seeds = [{"las_acc_delta": 0.02, "las_only_a": 10, "las_only_b": 20},
+             {"las_acc_delta": 0.04, "las_only_a": 5, "las_only_b": 25}]
+    _, p_value = mcnemar_counts(15, 45)
+    assert spacy_models_report.pooled(seeds, "las") == f"+3.00 (p={spacy_models_report.p_fmt(p_value)})"
+    assert spacy_models_report.pooled(seeds + [{"las_acc_delta": None}], "las") == spacy_models_report.DASH
