@@ -279,5 +279,5 @@ def token_outcomes(examples: Iterable[Example]) -> TokenOutcomes:
         "uas": numpy.array([r.gold_head >= 0 and r.uas_correct for r in records], dtype=bool),
         "las": numpy.array([r.gold_head >= 0 and r.las_correct for r in records], dtype=bool),
     }
-    return TokenOutcomes(forms=[r.form for r in records], sentence=numpy.array([r.sentence for r in records], dtype=numpy.int64),
-                         scored=scored, correct=correct)
+    sentence = numpy.array([r.sentence for r in records], dtype=numpy.int64)
+    return TokenOutcomes(forms=[r.form for r in records], sentence=sentence, scored=scored, correct=correct)

@@ -155,8 +155,9 @@ def compare_outcomes(
     For each metric in :data:`OUTCOME_METRICS` scored on some of those tokens: ``<m>_n_tokens``,
     ``<m>_acc_a``, ``<m>_acc_b``, ``<m>_acc_delta`` (B - A), McNemar's ``<m>_mcnemar_statistic``
     and ``<m>_p_value``, and its discordant counts ``<m>_only_a`` / ``<m>_only_b`` (tokens only
-    A / only B got right; summed over runs they give a pooled test); for LAS also ``las_bootstrap_z`` / ``las_bootstrap_p_value`` (sentences
-    resampled, only the masked tokens counted). Metrics with no scored token are None.
+    A / only B got right; summed over runs they give a pooled test). For LAS also
+    ``las_bootstrap_z`` / ``las_bootstrap_p_value`` (sentences resampled, only the masked tokens
+    counted). Metrics with no scored token are None.
     """
     if not numpy.array_equal(a.sentence, b.sentence) or any(
             not numpy.array_equal(a.scored[m], b.scored[m]) for m in OUTCOME_METRICS):

@@ -164,7 +164,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         attr = scores.get("attr_micro_f")
         print(f"{variant}: POS {100 * scores['pos_acc']:.2f}, attributes micro-F1 "
               f"{'-' if attr is None else f'{100 * attr:.2f}'}"
-              + (f", UAS {100 * scores['dep_uas']:.2f}, LAS {100 * scores['dep_las']:.2f}" if "dep_las" in scores else "")
+              + (f", UAS {100 * scores['dep_uas']:.2f}, LAS {100 * scores['dep_las']:.2f}"
+                 if "dep_las" in scores else "")
               + f" ({n_test:,} tokens, "
               f"{record['words_per_second']:,.0f} words/s) -> {out_json}")
         done += 1
