@@ -201,3 +201,29 @@ def test_report_pools_the_discordant_tokens_of_the_seeds():
     _, p_value = mcnemar_counts(15, 45)
     assert spacy_models_report.pooled(seeds, "las") == f"+3.00 (p={spacy_models_report.p_fmt(p_value)})"
     assert spacy_models_report.pooled(seeds + [{"las_acc_delta": None}], "las") == spacy_models_report.DASH
+
+
+@pytest.mark.parametrize("name", ["spacy_morphologizer_parser", "spacy_morphologizer_parser_mimick"])
+def test_morphologizer_parser_configs_train_without_xpos(name, vectors_and_data, tiny_mimick, tmp_path):
+    """The configs for treebanks without an XPOS column (UD_French-Sequoia): no tagger to fail on
+    the empty tags; UPOS, FEATS and the parse are learnt."""
+    lines = []
+    for line in (vectors_and_data / "train.conllu").read_text(encoding="utf8").splitlines():
+        columns = line.split("\t")
+        if len(columns) == 10:
+            columns[4] = "_"
+        lines.append("\t".join(columns))
+    (tmp_path / "train.conllu").write_text("\n".join(lines) + "\n", encoding="utf8")
+    overrides = {"paths.train": str(tmp_path / "train.conllu"), "paths.dev": str(tmp_path / "train.conllu"),
+                 "paths.vectors": str(vectors_and_data / "vectors"),
+                 **TINY}
+    if name.endswith("_mimick"):
+        overrides["paths.mimick_model"] = str(tiny_mimick)
+    nlp = init_nlp(load_config(CONFIGS / f"{name}.cfg", overrides=overrides, interpolate=False))
+    (tmp_path / "output").mkdir()
+    with open(tmp_path / "log.txt", "w") as log:
+        nlp, _ = train(nlp, tmp_path / "output", stdout=log)
+    assert nlp.pipe_names[-3:] == ["tok2vec", "morphologizer", "parser"] and "tagger" not in nlp.pipe_names
+    doc = nlp("Le poisson plat dépassait une tondeuse .")
+    assert doc.has_annotation("DEP") and doc.has_annotation("POS")
+    assert ("mimick_vectors" in nlp.pipe_names) == name.endswith("_mimick")

@@ -159,8 +159,10 @@ PARSER_CONFIG = REPO / "configs" / "spacy_tagger_morphologizer_parser_mimick.cfg
 PARSER_ORIGINAL = REPO / "configs" / "spacy_tagger_morphologizer_parser.cfg"
 
 
-@pytest.mark.parametrize("mimick_config,original_config", [(CONFIG, ORIGINAL), (PARSER_CONFIG, PARSER_ORIGINAL)],
-                         ids=["tagger_morphologizer", "tagger_morphologizer_parser"])
+@pytest.mark.parametrize("mimick_config,original_config", [
+    (CONFIG, ORIGINAL), (PARSER_CONFIG, PARSER_ORIGINAL),
+    (REPO / "configs" / "spacy_morphologizer_parser_mimick.cfg", REPO / "configs" / "spacy_morphologizer_parser.cfg"),
+], ids=["tagger_morphologizer", "tagger_morphologizer_parser", "morphologizer_parser"])
 def test_config_example_differs_from_the_original_only_by_mimick(mimick_config, original_config):
     ours = load_config(mimick_config, interpolate=False)
     original = load_config(original_config, interpolate=False)
