@@ -31,7 +31,7 @@ from spacy_mimick.significance import mcnemar_counts
 RUN_DIR = re.compile(r"^n(\d+)\.s(\d+)$")
 VARIANTS = ("spacy", "mimick")
 # (label, score key without the subset prefix)
-METRICS = (("POS", "pos_acc"), ("morph (FEATS acc.)", "morph_acc"), ("attr. micro-F1", "attr_micro_f"),
+METRICS = (("POS", "pos_acc"), ("XPOS (tagger)", "tag_acc"), ("morph (FEATS acc.)", "morph_acc"), ("attr. micro-F1", "attr_micro_f"),
            ("UAS", "dep_uas"), ("LAS", "dep_las"))
 SUBSETS = (("all", ""), ("no vector", "oov_vec_"), ("unseen in training", "oov_train_"))
 DASH = "–"
