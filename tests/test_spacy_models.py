@@ -17,7 +17,7 @@ import spacy_mimick.static_vectors  # noqa: F401  (registers the layer when run 
 from spacy_mimick.scorer import score_dependencies, token_outcomes
 from spacy_mimick.significance import compare_outcomes
 from spacy_mimick.static_vectors import is_mimick_static_vectors
-from spacy_mimick.ud import conllu_to_docbin
+from spacy_mimick.ud import conllu_to_docbin, read_conllu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "project"))
 
@@ -120,6 +120,11 @@ def test_evaluate_significance_and_report_of_a_run(trained_runs, capsys):
     assert sig["outcomes"]["all"]["las_n_tokens"] == n_test
     assert sig["outcomes"]["oov_vec"]["las_n_tokens"] == sig["oov_vec"]["n_tokens"] > 0
     assert sig["outcomes"]["oov_vec"]["las_bootstrap_p_value"] is not None
+    vectors_vocab = spacy.load(tmp / "vectors").vocab
+    test_forms = [t.text for doc in DocBin().from_disk(test_path).get_docs(vectors_vocab) for t in doc]
+    capitalized = [f for f in test_forms if not vectors_vocab.has_vector(f) and vectors_vocab.has_vector(f.lower())]
+    assert "The" in capitalized
+    assert sig["outcomes"]["lowercase_only"]["las_n_tokens"] == sig["lowercase_only"]["n_tokens"] == len(capitalized)
     spacy_models_report.main([str(tmp / "metrics" / "spacy_models"), "--output", str(tmp / "report.md")])
     text = (tmp / "report.md").read_text()
     assert "## UD_English-EWT, full (seeds 0)" in text and "| no vector | LAS |" in text
@@ -227,3 +232,17 @@ def test_morphologizer_parser_configs_train_without_xpos(name, vectors_and_data,
     doc = nlp("Le poisson plat dépassait une tondeuse .")
     assert doc.has_annotation("DEP") and doc.has_annotation("POS")
     assert ("mimick_vectors" in nlp.pipe_names) == name.endswith("_mimick")
+
+
+def test_vectors_lower_keys_treebank_forms_to_their_lowercase_row(vectors_and_data, tmp_path):
+    import vectors_lower
+
+    tmp = vectors_and_data
+    vectors_lower.main([str(tmp / "vectors"), str(tmp_path / "lower"), str(tmp / "train.conllu")])
+    before, after = spacy.load(tmp / "vectors").vocab, spacy.load(tmp_path / "lower").vocab
+    assert not before.has_vector("The") and before.has_vector("the")
+    numpy.testing.assert_array_equal(after.get_vector("The"), before.get_vector("the"))
+    assert after.vectors.shape == before.vectors.shape  # keys added, no row
+    numpy.testing.assert_array_equal(after.vectors.data, before.vectors.data)
+    forms = {t.text for doc in read_conllu(tmp / "train.conllu", after) for t in doc}
+    assert all(after.has_vector(f) == (before.has_vector(f) or before.has_vector(f.lower())) for f in forms)

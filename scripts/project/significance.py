@@ -7,7 +7,9 @@ Runs :func:`spacy_mimick.significance.compare_systems` (POS accuracy: McNemar's 
 attribute micro-F1: the paper's bootstrapped Z-test over sentences) on system A (the baseline,
 e.g. No-Char) against system B (e.g. Mimick); differences are B - A. With ``--train``, also
 McNemar's test on the test tokens outside the training vocabulary (the paper's "OOV (UD)"
-columns); with ``--vectors``, on the test tokens without a pretrained vector. A.spacy / B.spacy are ``evaluate.py``'s predictions, in the gold file's order.
+columns); with ``--vectors``, on the test tokens without a pretrained vector (``oov_vec``) and on
+those whose exact form has no row but whose lowercase has one (``lowercase_only``: zeros for
+spaCy's StaticVectors, the lowercase row for mimick_vectors). A.spacy / B.spacy are ``evaluate.py``'s predictions, in the gold file's order.
 
 When both systems' predictions carry dependencies (pipelines with a parser), ``outcomes`` holds,
 for all tokens, ``oov_train`` and ``oov_vec``, McNemar's test per token for POS, whole-FEATS
@@ -87,6 +89,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     if args.vectors is not None:
         vectors_vocab = spacy.load(args.vectors, exclude=["mimick_vectors", "mimick_tagger"]).vocab
         subsets["oov_vec"] = lambda text: not (vectors_vocab.has_vector(text) or vectors_vocab.has_vector(text.lower()))
+        # No row for the exact form (spaCy's StaticVectors gives zeros) but one for the lowercase
+        # (mimick_vectors' lowercase backoff gives that row): capitalized words with a lowercase table.
+        subsets["lowercase_only"] = lambda text: (not vectors_vocab.has_vector(text)
+                                                  and vectors_vocab.has_vector(text.lower()))
     for name, outside in subsets.items():
         result[name] = subset_test(examples_a, examples_b, outside)
     if all(eg.predicted.has_annotation("DEP") for eg in examples_a + examples_b):

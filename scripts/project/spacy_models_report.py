@@ -14,7 +14,9 @@ Reads ``METRICS/<treebank>/n<N>.s<S>/{spacy,mimick}.json`` (``evaluate.py``) and
    several seeds, a ``pooled`` row: the mean difference and McNemar's test on the discordant
    tokens summed over the seeds. The seeds' runs are scored on the same test tokens, so the
    pooled test treats each (run, token) as one trial: it asks whether Mimick wins across
-   training runs, and is optimistic if the runs' errors fall on the same tokens.
+   training runs, and is optimistic if the runs' errors fall on the same tokens. ``lowercase row
+   only``: tokens whose exact form has no row but whose lowercase has one (spaCy's layer gives
+   them zeros, mimick_vectors' lowercase backoff the lowercase row).
 
 Scores are percentages; UAS/LAS count every word, punctuation included.
 """
@@ -115,7 +117,8 @@ def setting_tables(treebank: str, n_tokens: int, runs: Dict[int, Dict[str, Any]]
     lines += ["", "Per seed, Mimick - spaCy (p: McNemar per token; boot: sentence bootstrap Z-test; pooled: "
               "mean difference, McNemar on the discordant tokens of all seeds):", "",
               "| seed | tokens | n | POS | morph | UAS | LAS |", "|---|---|---:|---|---|---|---|"]
-    subsets = (("all", "all"), ("no vector", "oov_vec"), ("unseen", "oov_train"))
+    subsets = (("all", "all"), ("no vector", "oov_vec"), ("lowercase row only", "lowercase_only"),
+               ("unseen", "oov_train"))
     for subset, name in subsets:
         for seed in seeds:
             outcome = (runs[seed]["sig"].get("outcomes") or {}).get(name)
