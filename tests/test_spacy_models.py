@@ -1,6 +1,7 @@
 """The `spacy-models` workflow: spaCy's tagger + morphologizer + parser configs (with and without
 Mimick) train, and UAS/LAS overall and on tokens without a vector count what they should."""
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -103,7 +104,9 @@ def test_evaluate_significance_and_report_of_a_run(trained_runs, capsys):
     conllu_to_docbin(tmp / "train.conllu", "en", limit=12).to_disk(test_path)
     conllu_to_docbin(tmp / "train.conllu", "en").to_disk(tmp / "train.spacy")
     metrics = tmp / "metrics" / "spacy_models" / "UD_English-EWT" / "n0.s0"
-    evaluate.main([str(test_path), str(runs), str(metrics), "--variants", "spacy,mimick", "--train",
+    if not (runs / "spacy_lower").exists():  # stands in for the lowercase-keys control
+        shutil.copytree(runs / "spacy", runs / "spacy_lower")
+    evaluate.main([str(test_path), str(runs), str(metrics), "--variants", "spacy,mimick,spacy_lower", "--train",
                    str(tmp / "train.conllu"), "--treebank", "UD_English-EWT", "--n-tokens", "0", "--seed", "0"])
     for variant in NAMES:
         scores = json.loads((metrics / f"{variant}.json").read_text())["scores"]
@@ -115,6 +118,9 @@ def test_evaluate_significance_and_report_of_a_run(trained_runs, capsys):
     significance.main([str(test_path), str(metrics / "spacy.spacy"), str(metrics / "mimick.spacy"),
                        "--output", str(metrics / "sig-spacy-mimick.json"), "--train", str(tmp / "train.spacy"),
                        "--vectors", str(tmp / "vectors"), "--n-samples", "20"])
+    significance.main([str(test_path), str(metrics / "spacy_lower.spacy"), str(metrics / "mimick.spacy"),
+                       "--output", str(metrics / "sig-spacy_lower-mimick.json"), "--vectors", str(tmp / "vectors"),
+                       "--n-samples", "20"])
     sig = json.loads((metrics / "sig-spacy-mimick.json").read_text())
     n_test = sum(len(doc) for doc in DocBin().from_disk(test_path).get_docs(spacy.blank("en").vocab))
     assert sig["outcomes"]["all"]["las_n_tokens"] == n_test
@@ -128,6 +134,7 @@ def test_evaluate_significance_and_report_of_a_run(trained_runs, capsys):
     spacy_models_report.main([str(tmp / "metrics" / "spacy_models"), "--output", str(tmp / "report.md")])
     text = (tmp / "report.md").read_text()
     assert "## UD_English-EWT, full (seeds 0)" in text and "| no vector | LAS |" in text
+    assert "| spaCy, lowercase keys |" in text and "| 0 | no vector, vs lowercase keys |" in text
     assert not report.load_results(tmp / "metrics").runs
 
 

@@ -18,6 +18,11 @@ Reads ``METRICS/<treebank>/n<N>.s<S>/{spacy,mimick}.json`` (``evaluate.py``) and
    only``: tokens whose exact form has no row but whose lowercase has one (spaCy's layer gives
    them zeros, mimick_vectors' lowercase backoff the lowercase row).
 
+Where the lowercase-keys control ran (``spacy_lower``: spaCy's pipeline on a table in which each
+treebank form whose lowercase has a row is keyed to that row, ``train-spacy-lower``), it gets a
+column and the per-seed rows "vs lowercase keys" (Mimick - control): there only the tokens
+without a vector in any case get other inputs.
+
 Scores are percentages; UAS/LAS count every word, punctuation included.
 """
 import argparse
@@ -51,6 +56,9 @@ def load_runs(root: Path) -> Dict[Tuple[str, int], Dict[int, Dict[str, Any]]]:
                   f"left out")
             continue
         data = {k: json.loads(f.read_text(encoding="utf8")) for k, f in files.items()}
+        for key, name in (("spacy_lower", "spacy_lower.json"), ("sig_lower", "sig-spacy_lower-mimick.json")):
+            if (run_dir / name).exists():  # the lowercase-keys control (train-spacy-lower)
+                data[key] = json.loads((run_dir / name).read_text(encoding="utf8"))
         settings.setdefault((run_dir.parent.name, n_tokens), {})[seed] = data
     return settings
 
@@ -105,30 +113,36 @@ def setting_tables(treebank: str, n_tokens: int, runs: Dict[int, Dict[str, Any]]
         f"({vectors.get('rows', 0):,} x {vectors.get('width', 0)} table) and "
         + ", ".join(f"{runs[s]['spacy']['scores'].get('oov_train_n_tokens') or 0:,}" for s in seeds)
         + " unseen in training (per seed).")
-    lines += ["", "| tokens | metric | spaCy | + Mimick | Δ |", "|---|---|---:|---:|---:|"]
+    lower = all("spacy_lower" in runs[s] and "sig_lower" in runs[s] for s in seeds)
+    variants = ("spacy", "spacy_lower", "mimick") if lower else VARIANTS
+    lines += ["", "| tokens | metric | spaCy | " + ("spaCy, lowercase keys | " if lower else "") + "+ Mimick | Δ |"
+              + (" Δ vs lowercase keys |" if lower else ""),
+              "|---|---|---:|---:|---:|" + ("---:|---:|" if lower else "")]
     for subset, prefix in SUBSETS:
         for label, key in METRICS:
-            values = {v: [runs[s][v]["scores"].get(prefix + key) for s in seeds] for v in VARIANTS}
-            if any(x is None for v in VARIANTS for x in values[v]):
+            values = {v: [runs[s][v]["scores"].get(prefix + key) for s in seeds] for v in variants}
+            if any(x is None for v in variants for x in values[v]):
                 continue
-            delta = statistics.mean(b - a for a, b in zip(values["spacy"], values["mimick"]))
-            lines.append(f"| {subset} | {label} | {mean_std(values['spacy'])} | {mean_std(values['mimick'])} | "
-                         f"{100 * delta:+.2f} |")
+            row = f"| {subset} | {label} | " + " | ".join(mean_std(values[v]) for v in variants)
+            for base in ("spacy", "spacy_lower") if lower else ("spacy",):
+                row += f" | {100 * statistics.mean(b - a for a, b in zip(values[base], values['mimick'])):+.2f}"
+            lines.append(row + " |")
     lines += ["", "Per seed, Mimick - spaCy (p: McNemar per token; boot: sentence bootstrap Z-test; pooled: "
               "mean difference, McNemar on the discordant tokens of all seeds):", "",
               "| seed | tokens | n | POS | morph | UAS | LAS |", "|---|---|---:|---|---|---|---|"]
     subsets = (("all", "all"), ("no vector", "oov_vec"), ("lowercase row only", "lowercase_only"),
                ("unseen", "oov_train"))
-    for subset, name in subsets:
-        for seed in seeds:
-            outcome = (runs[seed]["sig"].get("outcomes") or {}).get(name)
-            if outcome:
-                lines.append(f"| {seed} | {subset} | {outcome['las_n_tokens']:,} | " + " | ".join(
-                    delta_p(outcome, m) for m in ("pos", "morph", "uas", "las")) + " |")
-        outcomes = [(runs[seed]["sig"].get("outcomes") or {}).get(name) for seed in seeds]
-        if len(seeds) > 1 and all(outcomes):
-            lines.append(f"| pooled | {subset} | {sum(o['las_n_tokens'] for o in outcomes):,} | " + " | ".join(
-                pooled(outcomes, m) for m in ("pos", "morph", "uas", "las")) + " |")
+    for sig_key, against in (("sig", ""), ("sig_lower", ", vs lowercase keys")) if lower else (("sig", ""),):
+        for subset, name in subsets:
+            for seed in seeds:
+                outcome = (runs[seed][sig_key].get("outcomes") or {}).get(name)
+                if outcome:
+                    lines.append(f"| {seed} | {subset}{against} | {outcome['las_n_tokens']:,} | " + " | ".join(
+                        delta_p(outcome, m) for m in ("pos", "morph", "uas", "las")) + " |")
+            outcomes = [(runs[seed][sig_key].get("outcomes") or {}).get(name) for seed in seeds]
+            if len(seeds) > 1 and all(outcomes):
+                lines.append(f"| pooled | {subset}{against} | {sum(o['las_n_tokens'] for o in outcomes):,} | "
+                             + " | ".join(pooled(outcomes, m) for m in ("pos", "morph", "uas", "las")) + " |")
     return lines + [""]
 
 
