@@ -11,6 +11,12 @@
 * ``oov_train_*`` / ``oov_vec_*``: POS accuracy, attribute micro-P/R/F and morph accuracy
   restricted to tokens whose form is not among the training words / that have no pretrained
   vector, with ``*_n_tokens``.
+* :func:`score_dependencies` (pipelines with a parser): ``dep_uas`` / ``dep_las``, the share of
+  gold words with an annotated head whose predicted head (UAS) and also label (LAS) are right,
+  over every word, punctuation included (as the CoNLL 2018 shared task; spaCy's own
+  ``Scorer.score_deps`` leaves punctuation out), labels compared in full (``nsubj:pass`` is not
+  ``nsubj``), UD's ``root`` and spaCy's ``ROOT`` the same; and the same on ``oov_train`` /
+  ``oov_vec`` tokens.
 
 Scores are fractions in [0, 1]; None where nothing was scored (a language without attributes,
 an empty or undefined OOV subset). Tokens are paired through ``Example.alignment``; with gold
@@ -41,6 +47,19 @@ class _TokenRecord:
     pred_feats: Dict[str, str]
     oov_train: bool
     oov_vec: bool
+    gold_head: int = -1  # the gold head's index; -1: no annotated head (not scored for UAS/LAS)
+    pred_head: int = -1  # the predicted head, as a gold index; -1: none, or no 1:1 gold partner
+    gold_dep: str = ""
+    pred_dep: str = ""
+    form: str = ""
+
+    @property
+    def uas_correct(self) -> bool:
+        return self.pred_head == self.gold_head
+
+    @property
+    def las_correct(self) -> bool:
+        return self.uas_correct and self.pred_dep.lower() == self.gold_dep.lower()
 
 
 @dataclass
@@ -54,6 +73,22 @@ class TokenLevelResults:
 
     pos_correct: numpy.ndarray
     attr_counts: numpy.ndarray
+
+
+@dataclass
+class TokenOutcomes:
+    """Every gold token's outcome on each metric, for paired tests on any subset of tokens.
+
+    forms: the gold words; sentence: each token's sentence index. ``scored[m]`` says whether
+    metric ``m`` (``pos``, ``morph``: whole FEATS, ``uas``, ``las``) scores the token (gold
+    annotation present), ``correct[m]`` whether the prediction is right (False where not
+    scored). All arrays hold one entry per gold token, in corpus order.
+    """
+
+    forms: List[str]
+    sentence: numpy.ndarray
+    scored: Dict[str, numpy.ndarray]
+    correct: Dict[str, numpy.ndarray]
 
 
 def _collect(
@@ -71,6 +106,11 @@ def _collect(
             pred = pred_doc[int(partners[0])] if len(partners) == 1 else None
             if pred is not None and align.x2y.lengths[pred.i] != 1:
                 pred = None
+            pred_head = -1
+            if pred is not None and pred.dep:
+                head_partners = align.x2y[pred.head.i]
+                if len(head_partners) == 1 and align.y2x.lengths[int(head_partners[0])] == 1:
+                    pred_head = int(head_partners[0])
             records.append(
                 _TokenRecord(
                     sentence=sentence,
@@ -82,6 +122,11 @@ def _collect(
                     pred_feats=pred.morph.to_dict() if pred is not None else {},
                     oov_train=train_words is not None and gold.text not in train_words,
                     oov_vec=in_vectors is not None and not in_vectors(pred if pred is not None else gold),
+                    gold_head=gold.head.i if gold.dep else -1,
+                    pred_head=pred_head,
+                    gold_dep=gold.dep_,
+                    pred_dep=pred.dep_ if pred is not None else "",
+                    form=gold.text,
                 )
             )
     return records
@@ -175,6 +220,31 @@ def score_attributes(
     return scores
 
 
+def _dep_scores(records: List[_TokenRecord]) -> Dict[str, Optional[float]]:
+    scored = [r for r in records if r.gold_head >= 0]
+    return {"dep_uas": _mean(r.uas_correct for r in scored), "dep_las": _mean(r.las_correct for r in scored),
+            "dep_n_tokens": len(scored)}
+
+
+def score_dependencies(
+    examples: Iterable[Example],
+    *,
+    train_words: Optional[Set[str]] = None,
+    in_vectors: Optional[InVectors] = None,
+) -> Dict[str, Any]:
+    """UAS and LAS (see the module docstring) overall and on the ``oov_train`` / ``oov_vec``
+    tokens (same definitions as :func:`score_attributes`): ``dep_uas``, ``dep_las``,
+    ``dep_n_tokens`` (words with a gold head), ``oov_train_dep_uas``, ... None where nothing
+    was scored. Sentences without gold heads are left out."""
+    records = _collect(list(examples), train_words, in_vectors)
+    scores: Dict[str, Any] = _dep_scores(records)
+    for name, given in (("oov_train", train_words is not None), ("oov_vec", in_vectors is not None)):
+        subset = _dep_scores([r for r in records if getattr(r, name)]) if given else {}
+        for key in ("dep_uas", "dep_las", "dep_n_tokens"):
+            scores[f"{name}_{key}"] = subset.get(key)
+    return scores
+
+
 @spacy.registry.scorers("spacy_mimick.attribute_scorer.v1")
 def make_attribute_scorer() -> Callable[..., Dict[str, Any]]:
     """The registered scorer: ``scorer(examples, **kwargs)`` -> :func:`score_attributes`."""
@@ -192,3 +262,22 @@ def token_level_results(examples: Iterable[Example]) -> TokenLevelResults:
                 attr_counts[record.sentence] += counts
     pos_correct = numpy.array([r.pred_pos == r.gold_pos for r in records if r.gold_pos], dtype=bool)
     return TokenLevelResults(pos_correct=pos_correct, attr_counts=attr_counts)
+
+
+def token_outcomes(examples: Iterable[Example]) -> TokenOutcomes:
+    """Per-token outcomes of POS, whole-FEATS morph, UAS and LAS (:class:`TokenOutcomes`)."""
+    records = _collect(list(examples), None, None)
+    scored = {
+        "pos": numpy.array([bool(r.gold_pos) for r in records], dtype=bool),
+        "morph": numpy.array([bool(r.gold_morph) for r in records], dtype=bool),
+        "uas": numpy.array([r.gold_head >= 0 for r in records], dtype=bool),
+    }
+    scored["las"] = scored["uas"]
+    correct = {
+        "pos": numpy.array([bool(r.gold_pos) and r.pred_pos == r.gold_pos for r in records], dtype=bool),
+        "morph": numpy.array([bool(r.gold_morph) and r.pred_morph == r.gold_morph for r in records], dtype=bool),
+        "uas": numpy.array([r.gold_head >= 0 and r.uas_correct for r in records], dtype=bool),
+        "las": numpy.array([r.gold_head >= 0 and r.las_correct for r in records], dtype=bool),
+    }
+    sentence = numpy.array([r.sentence for r in records], dtype=numpy.int64)
+    return TokenOutcomes(forms=[r.form for r in records], sentence=sentence, scored=scored, correct=correct)

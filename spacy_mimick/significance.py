@@ -10,17 +10,23 @@
   1 / n_samples. Sentences, not tokens, are resampled because tagging errors within a sentence
   are correlated. Micro-F1 is not a mean over tokens, so each resample recomputes it from the
   pooled counts.
+* Per-token outcomes of any subset of tokens (:func:`compare_outcomes`, pipelines with a
+  parser): McNemar's test for POS, whole-FEATS morph, UAS and LAS, and for LAS also the same
+  sentence bootstrap Z-test (a sentence's LAS counts are (correct, words, words), whose
+  "micro-F1" is the accuracy), which allows for errors being correlated within a sentence.
 
 Differences are always system B minus system A (positive: B is better).
 """
 import math
-from typing import Any, Dict, Iterable, NamedTuple, Tuple
+from typing import Any, Dict, Iterable, NamedTuple, Optional, Tuple
 
 import numpy
 from scipy import stats
 from spacy.training import Example
 
-from .scorer import token_level_results
+from .scorer import TokenOutcomes, token_level_results
+
+OUTCOME_METRICS = ("pos", "morph", "uas", "las")
 
 # Below this many discordant pairs the chi-squared approximation is poor; use the exact test.
 EXACT_BELOW = 25
@@ -47,8 +53,11 @@ def mcnemar(correct_a: numpy.ndarray, correct_b: numpy.ndarray) -> Tuple[float, 
     correct_b = numpy.asarray(correct_b, dtype=bool)
     if correct_a.shape != correct_b.shape:
         raise ValueError(f"paired outcomes differ in shape: {correct_a.shape} vs {correct_b.shape}")
-    only_a = int(numpy.sum(correct_a & ~correct_b))
-    only_b = int(numpy.sum(~correct_a & correct_b))
+    return mcnemar_counts(int(numpy.sum(correct_a & ~correct_b)), int(numpy.sum(~correct_a & correct_b)))
+
+
+def mcnemar_counts(only_a: int, only_b: int) -> Tuple[float, float]:
+    """:func:`mcnemar` from the discordant counts: tokens only A / only B got right."""
     n = only_a + only_b
     if n == 0:
         return 0.0, 1.0
@@ -134,4 +143,55 @@ def compare_systems(
             attr_z=boot.z,
             attr_p_value=boot.p_value,
         )
+    return result
+
+
+def compare_outcomes(
+    a: TokenOutcomes, b: TokenOutcomes, mask: Optional[numpy.ndarray] = None, *, n_samples: int = 1000,
+    seed: int = 0,
+) -> Dict[str, Any]:
+    """Paired tests of B against A on the tokens in ``mask`` (all tokens if None).
+
+    For each metric in :data:`OUTCOME_METRICS` scored on some of those tokens: ``<m>_n_tokens``,
+    ``<m>_acc_a``, ``<m>_acc_b``, ``<m>_acc_delta`` (B - A), McNemar's ``<m>_mcnemar_statistic``
+    and ``<m>_p_value``, and its discordant counts ``<m>_only_a`` / ``<m>_only_b`` (tokens only
+    A / only B got right; summed over runs they give a pooled test). For LAS also
+    ``las_bootstrap_z`` / ``las_bootstrap_p_value`` (sentences resampled, only the masked tokens
+    counted). Metrics with no scored token are None.
+    """
+    if not numpy.array_equal(a.sentence, b.sentence) or any(
+            not numpy.array_equal(a.scored[m], b.scored[m]) for m in OUTCOME_METRICS):
+        raise ValueError("the two systems were not scored on the same gold examples")
+    mask = numpy.ones(a.sentence.shape, dtype=bool) if mask is None else numpy.asarray(mask, dtype=bool)
+    if mask.shape != a.sentence.shape:
+        raise ValueError(f"mask has {mask.shape[0]} entries for {a.sentence.shape[0]} tokens")
+    result: Dict[str, Any] = {}
+    for metric in OUTCOME_METRICS:
+        keep = mask & a.scored[metric]
+        n = int(keep.sum())
+        result[f"{metric}_n_tokens"] = n
+        if not n:
+            for key in ("acc_a", "acc_b", "acc_delta", "mcnemar_statistic", "p_value", "only_a", "only_b"):
+                result[f"{metric}_{key}"] = None
+            continue
+        ca, cb = a.correct[metric][keep], b.correct[metric][keep]
+        statistic, p_value = mcnemar(ca, cb)
+        result.update({
+            f"{metric}_acc_a": float(ca.mean()), f"{metric}_acc_b": float(cb.mean()),
+            f"{metric}_acc_delta": float(cb.mean() - ca.mean()),
+            f"{metric}_mcnemar_statistic": statistic, f"{metric}_p_value": p_value,
+            f"{metric}_only_a": int(numpy.sum(ca & ~cb)), f"{metric}_only_b": int(numpy.sum(~ca & cb)),
+        })
+    result["las_bootstrap_z"] = result["las_bootstrap_p_value"] = None
+    if result["las_n_tokens"]:
+        keep = mask & a.scored["las"]
+        n_sentences = int(a.sentence.max()) + 1
+        words = numpy.bincount(a.sentence[keep], minlength=n_sentences)
+        counts = []
+        for outcomes in (a, b):
+            correct = numpy.bincount(a.sentence[keep], weights=outcomes.correct["las"][keep].astype(numpy.float64),
+                                     minlength=n_sentences)
+            counts.append(numpy.stack([correct, words, words], axis=1))
+        boot = bootstrap_f1(counts[0], counts[1], n_samples=n_samples, seed=seed)
+        result["las_bootstrap_z"], result["las_bootstrap_p_value"] = boot.z, boot.p_value
     return result

@@ -155,9 +155,17 @@ def test_replacing_spacys_layer_keeps_in_vocabulary_outputs(nlp_glove):
         numpy.testing.assert_array_equal(new.predict(docs).data[known], model.predict(docs).data[known])
 
 
-def test_config_example_differs_from_the_original_only_by_mimick():
-    ours = load_config(CONFIG, interpolate=False)
-    original = load_config(ORIGINAL, interpolate=False)
+PARSER_CONFIG = REPO / "configs" / "spacy_tagger_morphologizer_parser_mimick.cfg"
+PARSER_ORIGINAL = REPO / "configs" / "spacy_tagger_morphologizer_parser.cfg"
+
+
+@pytest.mark.parametrize("mimick_config,original_config", [
+    (CONFIG, ORIGINAL), (PARSER_CONFIG, PARSER_ORIGINAL),
+    (REPO / "configs" / "spacy_morphologizer_parser_mimick.cfg", REPO / "configs" / "spacy_morphologizer_parser.cfg"),
+], ids=["tagger_morphologizer", "tagger_morphologizer_parser", "morphologizer_parser"])
+def test_config_example_differs_from_the_original_only_by_mimick(mimick_config, original_config):
+    ours = load_config(mimick_config, interpolate=False)
+    original = load_config(original_config, interpolate=False)
     assert ours["nlp"]["pipeline"] == ["mimick_vectors"] + original["nlp"]["pipeline"]
     assert ours["training"]["annotating_components"] == ["mimick_vectors"]
     assert ours["components"]["mimick_vectors"]["factory"] == "mimick_vectors"

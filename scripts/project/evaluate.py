@@ -21,6 +21,11 @@ the baseline beside the paper's four. A pipeline without a ``mimick_tagger`` is 
 ``token.tag_``, scored as the extra ``tag_acc``), OOV(train) against the forms of ``--train``
 (the same file the run trained on), OOV(vec) against the pipeline's static vectors (exact or
 lowercase form, as the Mimick taggers' lowercase backoff).
+
+A pipeline with a parser (the ``spacy-models`` workflow) also gets ``dep_uas`` / ``dep_las``
+(every word, punctuation included) overall, ``oov_train_*`` and ``oov_vec_*``
+(:func:`spacy_mimick.scorer.score_dependencies`), spaCy's own parser scores (punctuation left
+out) as ``spacy_dep_uas`` / ``spacy_dep_las``, and its predictions keep HEAD and DEP.
 """
 import argparse
 import json
@@ -35,7 +40,7 @@ from spacy.scorer import Scorer
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from spacy_mimick.scorer import score_attributes
+from spacy_mimick.scorer import score_attributes, score_dependencies
 from spacy_mimick.ud import read_conllu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -64,6 +69,13 @@ def read_docs(path: Path, nlp: Language) -> List[Doc]:
     return list(DocBin().from_disk(path).get_docs(nlp.vocab))
 
 
+def parser_name(nlp: Language) -> Optional[str]:
+    for name in nlp.pipe_names:
+        if nlp.get_pipe_meta(name).factory == "parser":
+            return name
+    return None
+
+
 def evaluate_pipeline(nlp: Language, gold: List[Doc], train_words: Optional[set] = None) -> Dict[str, Any]:
     """Tag copies of the gold Docs' words; return (scores, predicted docs, seconds)."""
     inputs = [Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in gold]
@@ -75,11 +87,16 @@ def evaluate_pipeline(nlp: Language, gold: List[Doc], train_words: Optional[set]
     if name is not None:
         scores = nlp.get_pipe(name).score(examples)
     else:  # any other tagger: the same metrics, OOV = outside the training words if given
-        scores = score_attributes(examples, train_words=train_words,
-                                  in_vectors=lambda t: t.vocab.has_vector(t.orth) or t.vocab.has_vector(t.lower))
+        in_vectors = lambda t: t.vocab.has_vector(t.orth) or t.vocab.has_vector(t.lower)  # noqa: E731
+        scores = score_attributes(examples, train_words=train_words, in_vectors=in_vectors)
         if any(nlp.get_pipe_meta(n).factory == "tagger" for n in nlp.pipe_names):
             # spaCy's tagger predicts the XPOS (token.tag_); POS comes from the morphologizer.
             scores["tag_acc"] = Scorer.score_token_attr(examples, "tag")["tag_acc"]
+        parser = parser_name(nlp)
+        if parser is not None:
+            scores.update(score_dependencies(examples, train_words=train_words, in_vectors=in_vectors))
+            spacy_scores = nlp.get_pipe(parser).score(examples)
+            scores["spacy_dep_uas"], scores["spacy_dep_las"] = spacy_scores["dep_uas"], spacy_scores["dep_las"]
     return {"scores": scores, "predicted": predicted, "seconds": seconds}
 
 
@@ -138,14 +155,18 @@ def main(argv: Optional[List[str]] = None) -> None:
             "words_per_second": round(n_test / result["seconds"], 1) if result["seconds"] else None,
             "scores": result["scores"],
         }
-        DocBin(docs=result["predicted"], attrs=["ORTH", "SPACY", "TAG", "POS", "MORPH"]).to_disk(
+        attrs = ["ORTH", "SPACY", "TAG", "POS", "MORPH"] + (["HEAD", "DEP"] if parser_name(nlp) else [])
+        DocBin(docs=result["predicted"], attrs=attrs).to_disk(
             args.output_dir / f"{variant}.spacy"
         )
         out_json.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
         scores = result["scores"]
         attr = scores.get("attr_micro_f")
         print(f"{variant}: POS {100 * scores['pos_acc']:.2f}, attributes micro-F1 "
-              f"{'-' if attr is None else f'{100 * attr:.2f}'} ({n_test:,} tokens, "
+              f"{'-' if attr is None else f'{100 * attr:.2f}'}"
+              + (f", UAS {100 * scores['dep_uas']:.2f}, LAS {100 * scores['dep_las']:.2f}"
+                 if "dep_las" in scores else "")
+              + f" ({n_test:,} tokens, "
               f"{record['words_per_second']:,.0f} words/s) -> {out_json}")
         done += 1
     if not done:

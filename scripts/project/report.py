@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 PAPER_VARIANTS = ("nochar", "mimick", "chartag", "both")
+SPACY_MODELS_DIR = "spacy_models"
 SPACY = "spacy"  # spaCy's tagger + morphologizer, the baseline outside the paper
 VARIANTS = PAPER_VARIANTS + (SPACY,)
 MIMICK_VARIANTS = ("mimick", "both")  # the variants with Mimick's vectors
@@ -131,7 +132,10 @@ def load_results(root: Union[Path, Sequence[Path]]) -> Results:
     results = Results()
     pending_sigs = []
     setting_of_dir: Dict[Path, Tuple[str, int, int]] = {}
-    for path in sorted(p for r in roots for p in r.rglob("*.json")):
+    # metrics/spacy_models/ holds the `spacy-models` workflow's runs (its own report,
+    # spacy_models_report.py): its variants are not the tagger runs'.
+    for path in sorted(p for r in roots for p in r.rglob("*.json")
+                       if SPACY_MODELS_DIR not in p.relative_to(r).parts[:-1]):
         try:
             data = json.loads(path.read_text(encoding="utf8"))
         except (ValueError, UnicodeDecodeError):

@@ -7,7 +7,14 @@ Runs :func:`spacy_mimick.significance.compare_systems` (POS accuracy: McNemar's 
 attribute micro-F1: the paper's bootstrapped Z-test over sentences) on system A (the baseline,
 e.g. No-Char) against system B (e.g. Mimick); differences are B - A. With ``--train``, also
 McNemar's test on the test tokens outside the training vocabulary (the paper's "OOV (UD)"
-columns); with ``--vectors``, on the test tokens without a pretrained vector. A.spacy / B.spacy are ``evaluate.py``'s predictions, in the gold file's order.
+columns); with ``--vectors``, on the test tokens without a pretrained vector (``oov_vec``) and on
+those whose exact form has no row but whose lowercase has one (``lowercase_only``: zeros for
+spaCy's StaticVectors, the lowercase row for mimick_vectors). A.spacy / B.spacy are ``evaluate.py``'s predictions, in the gold file's order.
+
+When both systems' predictions carry dependencies (pipelines with a parser), ``outcomes`` holds,
+for all tokens, ``oov_train`` and ``oov_vec``, McNemar's test per token for POS, whole-FEATS
+morph, UAS and LAS and the sentence bootstrap Z-test for LAS
+(:func:`spacy_mimick.significance.compare_outcomes`).
 """
 import argparse
 import json
@@ -20,8 +27,8 @@ import spacy
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from spacy_mimick.scorer import token_level_results
-from spacy_mimick.significance import compare_systems, mcnemar
+from spacy_mimick.scorer import token_level_results, token_outcomes
+from spacy_mimick.significance import compare_outcomes, compare_systems, mcnemar
 
 
 def load_examples(gold_path: Path, pred_path: Path, vocab) -> List[Example]:
@@ -75,13 +82,27 @@ def main(argv: Optional[List[str]] = None) -> None:
         "n_samples": args.n_samples,
         **compare_systems(examples_a, examples_b, n_samples=args.n_samples, seed=args.seed),
     }
+    subsets: Dict[str, Callable[[str], bool]] = {}
     if args.train is not None:
         train_words = {t.text for doc in DocBin().from_disk(args.train).get_docs(vocab) for t in doc}
-        result["oov_train"] = subset_test(examples_a, examples_b, lambda text: text not in train_words)
+        subsets["oov_train"] = lambda text: text not in train_words
     if args.vectors is not None:
         vectors_vocab = spacy.load(args.vectors, exclude=["mimick_vectors", "mimick_tagger"]).vocab
-        result["oov_vec"] = subset_test(examples_a, examples_b, lambda text: not (
-            vectors_vocab.has_vector(text) or vectors_vocab.has_vector(text.lower())))
+        subsets["oov_vec"] = lambda text: not (vectors_vocab.has_vector(text) or vectors_vocab.has_vector(text.lower()))
+        # No row for the exact form (spaCy's StaticVectors gives zeros) but one for the lowercase
+        # (mimick_vectors' lowercase backoff gives that row): capitalized words with a lowercase table.
+        subsets["lowercase_only"] = lambda text: (not vectors_vocab.has_vector(text)
+                                                  and vectors_vocab.has_vector(text.lower()))
+    for name, outside in subsets.items():
+        result[name] = subset_test(examples_a, examples_b, outside)
+    if all(eg.predicted.has_annotation("DEP") for eg in examples_a + examples_b):
+        outcomes_a, outcomes_b = token_outcomes(examples_a), token_outcomes(examples_b)
+        result["outcomes"] = {"all": compare_outcomes(outcomes_a, outcomes_b, n_samples=args.n_samples,
+                                                      seed=args.seed)}
+        for name, outside in subsets.items():
+            mask = numpy.array([outside(form) for form in outcomes_a.forms], dtype=bool)
+            result["outcomes"][name] = compare_outcomes(outcomes_a, outcomes_b, mask, n_samples=args.n_samples,
+                                                        seed=args.seed)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
 
@@ -96,6 +117,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     if "oov_vec" in result:
         oov = result["oov_vec"]
         line += f", OOV(vec) POS {fmt(oov['pos_acc_delta'], oov['pos_p_value'])} on {oov['n_tokens']:,} tokens"
+    for name, outcome in result.get("outcomes", {}).items():
+        print(f"  {name}: " + ", ".join(
+            f"{metric.upper()} {fmt(outcome[f'{metric}_acc_delta'], outcome[f'{metric}_p_value'])}"
+            for metric in ("pos", "morph", "uas", "las")) + f" on {outcome['las_n_tokens']:,} words")
     print(line + f" -> {args.output}")
 
 
