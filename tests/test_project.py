@@ -884,3 +884,15 @@ def test_evaluate_spacy_tagger_morphologizer(tmp_path, capsys):
     oov_vec = [(g, p) for g, p in pairs if g.text not in vector_words and g.text.lower() not in vector_words]
     assert 0 < scores["oov_vec_n_tokens"] == len(oov_vec) < len(pairs)
     assert scores["oov_vec_pos_acc"] == pytest.approx(sum(g.pos == p.pos for g, p in oov_vec) / len(oov_vec))
+
+
+def test_spacy_baseline_tags_xpos_only_where_every_word_has_one(tmp_path):
+    """UD Russian-Taiga has XPOS for 12% of its words: spaCy's tagger cannot train on that
+    (KeyError: ''), so paper.py gives such treebanks the morphologizer alone."""
+    row = "{}\tw\tw\tNOUN\t{}\t_\t0\troot\t_\t_\n"
+    full, partial = tmp_path / "full.conllu", tmp_path / "partial.conllu"
+    full.write_text(row.format(1, "NN") + row.format(2, "NN") + "\n")
+    partial.write_text(row.format(1, "NN") + row.format(2, "_") + "\n")
+    assert paper_script.has_xpos(full) and not paper_script.has_xpos(partial)
+    assert paper_script.has_xpos(REPO / "assets" / "UD_English-EWT" / "en_ewt-ud-train.conllu")
+    assert not paper_script.has_xpos(REPO.parent / "shared" / "data" / "ud" / "UD_Russian-Taiga" / "ru_taiga-ud-train.conllu")
