@@ -22,19 +22,18 @@ from spacy_mimick.ud import conllu_to_docbin, read_conllu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "project"))
 
+from test_static_vectors import TINY as STATIC_VECTORS_TINY  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"
 EWT_SLICE = REPO / "assets" / "UD_English-EWT" / "en_ewt-ud-train.conllu"
+# The tiny widths of test_static_vectors.py, and a tiny parser.
 TINY = {
-    "components.tok2vec.model.encode.width": 32,
-    "components.tok2vec.model.encode.depth": 1,
-    "components.tok2vec.model.embed.rows": [500, 100, 100, 100],
+    **STATIC_VECTORS_TINY,
     "components.parser.model.hidden_width": 16,
     "components.parser.min_action_freq": 1,
     "training.max_steps": 3,
     "training.eval_frequency": 3,
-    "training.max_epochs": 0,
-    "training.batcher.size.start": 300,
 }
 
 
