@@ -178,9 +178,8 @@ class MaxSteps:
     known only once ``subsample`` has drawn the sample, so it is counted when the command runs
     (:meth:`Runner.run`), not when the grid is planned (a dry run estimates it from the budget)."""
 
-    def __init__(self, config: str, overrides: str, sample: str, n_tokens: int, epochs: int,
-                 batch_tokens: int) -> None:
-        self.config, self.overrides, self.sample = config, overrides, sample
+    def __init__(self, config, sample: str, n_tokens: int, epochs: int, batch_tokens: int) -> None:
+        self.config, self.sample = config, sample  # config: tagger_config's, overrides applied
         self.n_tokens, self.epochs, self.batch_tokens = n_tokens, epochs, batch_tokens
         self.counted: Optional[int] = None
 
@@ -188,8 +187,7 @@ class MaxSteps:
         if self.counted is not None:
             return self.counted
         sample = Path(self.sample)
-        steps = self.epochs * batches_per_epoch(tagger_config(Path(self.config), self.overrides), sample,
-                                                self.n_tokens, self.batch_tokens)
+        steps = self.epochs * batches_per_epoch(self.config, sample, self.n_tokens, self.batch_tokens)
         if sample.exists():  # an estimate is not kept: the sample may exist by the next command
             self.counted = steps
         return steps
@@ -355,8 +353,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
         raise SystemExit(f"error: no tagger config {', '.join(missing)} (--recipe {args.recipe}, --var tagger_configs)")
     overrides = extra.get("tagger_overrides", "")
     # Any variant's config: they share the training settings.
-    config_path = next(iter(configs.values()), None)
-    config = tagger_config(config_path, overrides) if config_path else None
+    config = tagger_config(next(iter(configs.values())), overrides) if configs else None
     batch_tokens = int(config["training"]["batcher"]["size"]) if config else 400
     per_sample_max_steps = config is not None and decays_to_max_steps(config)
     treebanks = []
@@ -418,8 +415,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
                         "raw/train.conllu" if n_tokens <= 0 else f"train.n{n_tokens}.s{seed}.conllu")
                     # The configs' lr decay ends at max_steps, where training ends too.
                     setting = {**setting, "max_steps": MaxSteps(
-                        str(config_path), overrides, str(sample), n_tokens if n_tokens > 0 else n_train,
-                        epochs, batch_tokens)}
+                        config, str(sample), n_tokens if n_tokens > 0 else n_train, epochs, batch_tokens)}
                 trained = [add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", setting,
                                [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
                            for variant in variants]
