@@ -71,6 +71,9 @@ setup(
         "spacy_readers": [
             "spacy_mimick.ConllCorpus.v1 = spacy_mimick.ud:create_conllu_corpus_reader",
         ],
+        "thinc_schedules": [
+            "spacy_mimick.warmup_linear_epochs.v1 = spacy_mimick.schedules:warmup_linear_epochs",
+        ],
         "console_scripts": ["spacy-mimick = spacy_mimick.cli:main"],
     },
     classifiers=["Framework :: spaCy", "Programming Language :: Python :: 3"],

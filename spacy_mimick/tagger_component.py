@@ -26,6 +26,7 @@ from thinc.types import Floats2d, Ints2d
 
 from .malloc import fix_mmap_threshold
 from .pytorch_tagger_model import head_offsets
+from . import schedules  # noqa: F401  registers the lowres configs' schedule (also an entry point)
 from .scorer import score_attributes
 from .tagger_model import get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables
 

@@ -85,7 +85,7 @@ def test_project_yml_validates_and_documents(project_copy):
     # `all` ends by printing its results and where the report, plot and package are.
     assert config["workflows"]["all"][-3:] == ["plots", "package", "summary"]
     assert commands["summary"]["script"][0].startswith(
-        "python scripts/project/summary.py metrics --treebank UD_English-EWT --n-tokens 5000 --seed 0 "
+        "python scripts/project/summary.py metrics --treebank UD_English-EWT_lowres --n-tokens 5000 --seed 0 "
         "--report metrics/report.md --plots metrics/curves --package packages/en_mimick_ud_ewt-0.1.0/dist/")
     for steps in config["workflows"].values():
         assert all(step in commands for step in steps)
@@ -101,7 +101,12 @@ def test_project_yml_validates_and_documents(project_copy):
     assert script.startswith("python scripts/project/data.py assets UD_English-EWT en_ewt")
     shared = {c["name"]: c for c in load_config(project_copy, data_dir="../shared/data", n_tokens=0)["commands"]}
     assert "../shared/data" in shared["data"]["script"][0]
-    assert "training/UD_English-EWT/n0.s0/mimick/model-best" in shared["train-tagger-mimick"]["outputs"]
+    assert "training/UD_English-EWT_lowres/n0.s0/mimick/model-best" in shared["train-tagger-mimick"]["outputs"]
+    # The default tagger recipe is the best measured one (docs/low_resource.md); the paper's
+    # network stays one variable away.
+    assert shared["train-tagger-both"]["script"][0].startswith("python -m spacy train configs/tagger_both_lowres.cfg ")
+    paper = {c["name"]: c for c in load_config(project_copy, recipe="")["commands"]}
+    assert paper["train-tagger-both"]["script"][0].startswith("python -m spacy train configs/tagger_both.cfg ")
     # Assets: the UD treebanks from GitHub (pinned, with checksums) and Polyglot, in assets/full.
     assets = raw["assets"]
     ud = [a for a in assets if "UniversalDependencies" in a.get("url", "")]
@@ -260,6 +265,8 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
                for l in runs("train-tagger-spacy", "UD_Tiny-Test"))
     assert all("spacy_tagger_morphologizer.cfg" in l for l in runs("train-tagger-spacy", TREEBANK))
     assert any("--vars.n_tokens=500 --vars.seed=0 --vars.epochs=80" in l for l in runs("train-tagger-nochar", TREEBANK))
+    # --recipe paper (the default) names the paper's configs: the project's default is lowres.
+    assert all("--vars.recipe= " in l + " " and "--vars.tagger_configs= " in l + " " for l in runs("train-tagger-nochar", TREEBANK))
     assert any("--vars.n_tokens=0 --vars.seed=0 --vars.epochs=40" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert all("--vars.mimick_epochs=7" in l for l in lines)  # --var reaches every command
     with pytest.raises(SystemExit, match="NAME=VALUE"):

@@ -499,17 +499,19 @@ def test_v3_configs_differ_from_v2_only_in_mimick_features(variant):
 @pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
 def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
     """The lowres configs are v3's network with the low-resource training (docs/low_resource.md):
-    batches of 100, 80 epochs, warm-up + linear decay ending at max_steps, parameter averages,
+    batches of 100, 80 epochs, warm-up + linear decay ending where training ends, parameter averages,
     and dropout 0.2 (the network's one setting the recipe changes)."""
     v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
     lowres = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_lowres.cfg", interpolate=False)
-    changed = {"max_epochs": 80, "max_steps": 4800, "eval_frequency": 250}
+    changed = {"max_epochs": 80, "eval_frequency": 250}
     assert {k: lowres["training"].pop(k) for k in changed} == changed
+    assert lowres["training"]["max_steps"] == v3["training"]["max_steps"] == 0
     assert lowres["training"]["batcher"].pop("size") == 100
     assert lowres["training"]["optimizer"].pop("use_averages") is True
     assert lowres["training"]["optimizer"].pop("learn_rate") == {
-        "@schedules": "warmup_linear.v1", "initial_rate": 0.005, "warmup_steps": 300,
-        "total_steps": "${training.max_steps}"}
+        "@schedules": "spacy_mimick.warmup_linear_epochs.v1", "initial_rate": 0.005, "warmup_steps": 300,
+        "max_steps": "${training.max_steps}", "max_epochs": "${training.max_epochs}",
+        "corpus": "${corpora.train}", "batcher": "${training.batcher}"}
     assert lowres["components"]["mimick_tagger"]["model"].pop("dropout") == 0.2
     assert v3["components"]["mimick_tagger"]["model"].pop("dropout") == 0.5
     for key in list(changed) + ["batcher.size", "optimizer.use_averages", "optimizer.learn_rate"]:

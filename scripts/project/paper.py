@@ -344,8 +344,8 @@ def plan(args: argparse.Namespace) -> List[Step]:
     if unknown:
         raise SystemExit(f"error: unknown --variants {unknown}; expected some of {', '.join(ALL_VARIANTS + BASELINES)}")
     # The taggers' configs and runs' folder; a --var recipe (another folder) keeps the configs.
-    recipe = {k: RECIPES[args.recipe] for k in ("recipe", "tagger_configs")
-              if k not in extra and (RECIPES[args.recipe] or "recipe" in extra)}
+    # Always passed, "" too: the project's own default is the lowres recipe, not the paper's.
+    recipe = {k: RECIPES[args.recipe] for k in ("recipe", "tagger_configs") if k not in extra}
     configs = {v: args.project_dir / "configs" / f"tagger_{v}{extra.get('tagger_configs', RECIPES[args.recipe])}.cfg"
                for v in ALL_VARIANTS if v in wanted_variants}
     missing = [str(path) for path in configs.values() if not path.exists()]
