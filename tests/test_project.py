@@ -284,6 +284,11 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     assert all("--vars.release_lang=qq" in l for l in lines)
     assert len(runs("train-tagger-both", "UD_Tiny-Test")) == 1 and len(runs("significance", "UD_Tiny-Test")) == 1
     assert not runs("train-tagger-spacy", "UD_Tiny-Test")
+    # Mimick vs No-Char alone: tested without char->tag and Both.
+    paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
+                       "--treebanks", TREEBANK, "--variants", "nochar,mimick", "--project-dir", str(project_copy)])
+    lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
+    assert len(runs("significance-mimick", TREEBANK)) == 1 and not runs("significance", TREEBANK)
     # The low-resource recipe: its configs, its own training/metrics folders, and an lr decay
     # that ends with the run (epochs x batches of the sample).
     paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run", "--recipe", "lowres",

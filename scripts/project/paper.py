@@ -22,7 +22,8 @@ DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --
   taggers (No-Char, Mimick, char->tag and Both with vectors or a release model; otherwise the
   paper's tagging-only runs, No-Char with random embeddings and char->tag), spaCy's own tagger +
   morphologizer (``train-tagger-spacy``, the strongest common baseline), ``evaluate``,
-  ``significance`` (McNemar and bootstrap, every seed) where the four variants ran, and
+  ``significance`` (McNemar and bootstrap, every seed) where the four variants ran
+  (``significance-mimick``, Mimick vs No-Char alone, where only those two did), and
   ``significance-spacy`` (spaCy's baseline against Mimick and against Both) where spaCy and they
   ran; ``--variants`` restricts the systems;
 * ``rare-word`` for English when DATA_DIR has ``similarity/en/rw.txt``.
@@ -422,6 +423,8 @@ def plan(args: argparse.Namespace) -> List[Step]:
                 evaluate = add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
                 if all(v in variants for v in ALL_VARIANTS):
                     add(f"{unit}/significance", "significance", setting, [evaluate])
+                elif "nochar" in variants and "mimick" in variants:
+                    add(f"{unit}/significance-mimick", "significance-mimick", setting, [evaluate])
                 if "spacy" in variants:
                     for versus in ("mimick", "both"):
                         if versus in variants:
