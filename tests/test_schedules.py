@@ -76,3 +76,16 @@ def test_lowres_config_decays_over_its_own_training_file():
         optimizer.step_schedules()
     assert rates[300] == pytest.approx(0.005)
     assert rates[20 * per_epoch - 1] > 0 and rates[20 * per_epoch] == 0
+
+
+def test_registered_by_its_entry_point_without_an_import(tmp_path):
+    """`spacy train` resolves [training] before anything imports spacy_mimick.schedules when a
+    config has no mimick_tagger: the thinc_schedules entry point registers it."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from spacy.util import registry; "
+            "f = registry.schedules.get('spacy_mimick.warmup_linear_epochs.v1'); "
+            "assert f.__module__ == 'spacy_mimick.schedules', f.__module__")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
