@@ -787,9 +787,11 @@ def test_report_spacy_column_rows_and_gains(metrics_with_spacy):
     assert "POS: best − spaCy" in versus[0] and len(versus) == 5
     # Both (mean 84.50) beats Mimick (83.50); spaCy's mean over seeds 0-2 is 85.00. The p-values
     # come from the seed-0 test, which exists only at 5,000 tokens.
-    assert versus[2] == "| en (English-EWT) | 5,000 | Both | 3 | 84.50 | 85.00 | -0.50 | 0.001 * | 10.00 | 3.00 | 0.3 |"
-    assert versus[3] == "| en (English-EWT) | 10,000 | Both | 3 | 84.50 | 85.00 | -0.50 | — | 10.00 | 3.00 | — |"
-    assert versus[4] == "| en (English-EWT) | full | Both | 1 | 85.50 | 83.00 | 2.50 | — | 11.00 | 4.00 | — |"
+    # The last two columns: the lowest seed's difference, and seeds whose test found a gain
+    # (only seed 0 was tested).
+    assert versus[2] == "| en (English-EWT) | 5,000 | Both | 3 | 84.50 | 85.00 | -0.50 | 0.001 * | 10.00 | 3.00 | 0.3 | -1.50 | 1/1 |"
+    assert versus[3] == "| en (English-EWT) | 10,000 | Both | 3 | 84.50 | 85.00 | -0.50 | — | 10.00 | 3.00 | — | -1.50 | — |"
+    assert versus[4] == "| en (English-EWT) | full | Both | 1 | 85.50 | 83.00 | 2.50 | — | 11.00 | 4.00 | — | 2.50 | — |"
     runs = table(text, "## 5. All runs")
     spacy_rows = [line for line in runs if f"| {label} |" in line]
     assert len(spacy_rows) == 3
@@ -808,7 +810,7 @@ def test_report_spacy_only_where_it_ran(metrics_with_spacy):
     assert "spaCy" not in table(text, "## 1. POS tagging accuracy")[0]  # no spaCy run at 10,000 tokens
     versus = table(text, "### Best Mimick variant")
     assert [line.split(" | ")[1] for line in versus[2:]] == ["5,000", "full"]
-    assert versus[3].endswith("| 2.50 | 0.0002 * | 11.00 | 4.00 | 0.02 |")
+    assert versus[3].endswith("| 2.50 | 0.0002 * | 11.00 | 4.00 | 0.02 | 2.50 | 1/1 |")  # spaCy - Both < 0: a gain of Both
     # spaCy ran but no Mimick variant did (a treebank without vectors): a column, no comparison row.
     write_run(metrics_with_spacy, "UD_Vietnamese-VTB", "xx", 0, 0, "spacy", 0.86, None, 0.45, 20000)
     text = report_script.render(report_script.load_results(metrics_with_spacy), settings=[0])
