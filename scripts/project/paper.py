@@ -142,13 +142,13 @@ def batches_per_epoch(config, train: Path, n_tokens: int, batch_tokens: int) -> 
     (dry runs)."""
     if not train.exists():
         return max(1, -(-int(1.2 * n_tokens) // batch_tokens))
-    import spacy
     from spacy.util import registry
 
+    from spacy_mimick.schedules import batches_per_epoch as count_batches
     from spacy_mimick.ud import create_conllu_corpus_reader
 
     batcher = registry.resolve({"b": config["training"]["batcher"]})["b"]
-    return sum(1 for _ in batcher(create_conllu_corpus_reader(str(train))(spacy.blank("xx"))))
+    return count_batches(create_conllu_corpus_reader(str(train)), batcher)
 
 
 def spacy_lang(lang: str) -> str:
