@@ -77,6 +77,32 @@ def test_lock_entries_written_at_once_are_all_kept(tmp_path):
     assert sorted(lock) == sorted(f"{writer}-{i}" for writer in range(4) for i in range(30))
 
 
+def _load_project(project: Path, start, failures) -> None:
+    start.wait()
+    try:
+        paper_script.Runner(project).project_command("data", {"data_dir": "x", "treebank": "UD_X"})
+    except Exception as err:  # the race lost: reported to the test
+        failures.put(f"{type(err).__name__}: {err}")
+
+
+def test_tasks_loading_a_fresh_project_at_once_all_succeed(tmp_path):
+    """Eight processes loading project.yml of a fresh folder at the same moment (Ray tasks do):
+    none fails creating the project's directories (weasel's own loader raced on them)."""
+    project = make_project(tmp_path)
+    fork = multiprocessing.get_context("fork")
+    start, failures = fork.Event(), fork.Queue()
+    loaders = [fork.Process(target=_load_project, args=(project, start, failures)) for _ in range(8)]
+    for process in loaders:
+        process.start()
+    start.set()
+    for process in loaders:
+        process.join()
+    assert [process.exitcode for process in loaders] == [0] * 8
+    assert failures.empty(), failures.get()
+    directories = srsly.read_yaml(project / "project.yml")["directories"]
+    assert all((project / subdir).is_dir() for subdir in directories)
+
+
 def metrics(project: Path):
     """Every metrics file: the JSON records without their timings, the predictions as bytes."""
     files = {}

@@ -220,6 +220,19 @@ class Runner:
         self.commands_run = 0
         self.lock_path = project_dir / "training" / ".paper-lock.json"
         self.lock: Dict[str, str] = json.loads(self.lock_path.read_text()) if self.lock_path.exists() else {}
+        self._make_directories()
+
+    def _make_directories(self) -> None:
+        """Create project.yml's ``directories`` here, tolerating ones that exist. weasel's
+        ``load_project_config`` creates each missing one with ``mkdir`` and no ``exist_ok``, so two
+        Ray tasks loading the project of a fresh folder at once raced: the loser failed with
+        FileExistsError."""
+        import srsly
+
+        project_file = self.project_dir / "project.yml"
+        if project_file.exists():
+            for subdir in srsly.read_yaml(project_file).get("directories", []):
+                (self.project_dir / subdir).mkdir(parents=True, exist_ok=True)
 
     def project_command(self, name: str, variables: Dict[str, object]) -> Dict:
         """The command of project.yml with the variables filled in, as weasel runs it."""
