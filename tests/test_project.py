@@ -323,7 +323,7 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
 
     def script(line):
         name = line.split("project run ")[1].split()[0]
-        return runner.command(name, variables(line))["script"]
+        return runner.folded(runner.project_command(name, variables(line)))["script"]
 
     def train(lines, variant):
         (line,) = [l for l in lines if f"project run train-tagger-{variant} " in l]

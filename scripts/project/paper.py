@@ -244,9 +244,9 @@ class Runner:
                 return cmd
         raise SystemExit(f"error: no command {name!r} in project.yml")
 
-    def command(self, name: str, variables: Dict[str, object]) -> Dict:
+    @staticmethod
+    def folded(cmd: Dict) -> Dict:
         """The command with runs of white space in its script folded: what the lock remembers."""
-        cmd = self.project_command(name, variables)
         return {**cmd, "script": [" ".join(line.split()) for line in cmd["script"]]}
 
     def _entry(self, cmd: Dict) -> Tuple[str, str]:
@@ -258,7 +258,8 @@ class Runner:
     def run(self, name: str, variables: Dict[str, object]) -> bool:
         """Run the command unless it is done; whether it ran (or, in a dry run, would run)."""
         variables = resolve(variables)
-        cmd = self.command(name, variables)
+        project_cmd = self.project_command(name, variables)
+        cmd = self.folded(project_cmd)
         outputs = [self.project_dir / p for p in cmd.get("outputs", [])]
         done = outputs and all(p.exists() for p in outputs)
         if done and not self.force:
@@ -277,13 +278,13 @@ class Runner:
         self.commands_run += 1
         if self.dry_run:
             return True
-        self.execute(name, variables, args)
+        self.execute(project_cmd, args)
         if outputs:
             self.remember(*self._entry(cmd))
         return True
 
-    def execute(self, name: str, variables: Dict[str, object], args: List[str]) -> None:
-        """Run the command: ``spacy project run`` (``args``)."""
+    def execute(self, cmd: Dict, args: List[str]) -> None:
+        """Run the command (``cmd``: project.yml's, variables filled in): ``spacy project run`` (``args``)."""
         subprocess.run(args, check=True)
 
     def remember(self, key: str, state: str) -> None:

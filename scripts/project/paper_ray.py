@@ -53,12 +53,12 @@ class TaskRunner(Runner):
         self.log = log
         self.threads = threads
 
-    def execute(self, name: str, variables: Dict[str, object], args: List[str]) -> None:
+    def execute(self, cmd: Dict, args: List[str]) -> None:
         from filelock import FileLock
         from weasel.cli.run import update_lockfile
         from weasel.util import split_command
 
-        cmd = self.project_command(name, variables)
+        name = cmd["name"]
         missing = [dep for dep in cmd.get("deps", []) if not (self.project_dir / dep).exists()]
         if missing:
             raise StepError(f"missing dependencies of {name!r}: {', '.join(missing)}")
