@@ -499,11 +499,12 @@ def test_v3_configs_differ_from_v2_only_in_mimick_features(variant):
 @pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
 def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
     """The lowres configs are v3's network with the low-resource training (docs/low_resource.md):
-    batches of 100, 80 epochs, warm-up + linear decay ending where training ends, parameter averages,
-    and dropout 0.2 (the network's one setting the recipe changes)."""
+    batches of 100, 80 epochs, warm-up + linear decay ending where training ends, no early stopping
+    (the decay's end is reached), parameter averages, and dropout 0.2 (the network's one setting
+    the recipe changes)."""
     v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
     lowres = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_lowres.cfg", interpolate=False)
-    changed = {"max_epochs": 80, "eval_frequency": 250}
+    changed = {"max_epochs": 80, "eval_frequency": 250, "patience": 0}
     assert {k: lowres["training"].pop(k) for k in changed} == changed
     assert lowres["training"]["max_steps"] == v3["training"]["max_steps"] == 0
     assert lowres["training"]["batcher"].pop("size") == 100
