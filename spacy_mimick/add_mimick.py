@@ -82,11 +82,11 @@ def check_vectors(nlp: Language, pipeline: Union[str, Path]) -> None:
 
 
 def train_on_pipeline(nlp: Language, config: TrainConfig, arch: Dict[str, Any], limit: int = 0,
-                      progress: bool = False) -> Tuple[MimickModel, int]:
+                      progress: bool = False, device: Optional[Any] = None) -> Tuple[MimickModel, int]:
     table = vectors_from_spacy(nlp)
     if limit:
         table = table.subset(list(range(min(limit, len(table)))))
-    result = train_mimick(table, arch, config, progress=progress)
+    result = train_mimick(table, arch, config, progress=progress, device=device)
     return result.model, len(table)
 
 
@@ -111,17 +111,19 @@ def rewrite_config(config: Dict[str, Any], path: Tuple[str, ...] = ()) -> List[s
 def add_mimick(
     pipeline: Union[str, Path], output_dir: Path, *, model: Optional[MimickModel] = None,
     train_config: Optional[TrainConfig] = None, arch: Optional[Dict[str, Any]] = None,
-    limit: int = 0, name_suffix: str = "_mimick", progress: bool = False,
+    limit: int = 0, name_suffix: str = "_mimick", progress: bool = False, device: Optional[Any] = None,
 ) -> Tuple[Language, AddReport]:
     """Add Mimick to ``pipeline`` and save the result to ``output_dir``; returns the reloaded
-    pipeline and what was done. See the module docstring."""
+    pipeline and what was done. See the module docstring. ``device``: where a Mimick model is
+    trained (``train_mimick``'s)."""
     nlp = load_pipeline(pipeline)
     check_vectors(nlp, pipeline)
     width = nlp.vocab.vectors.shape[1]
     trained_words = 0
     if model is None:
         model, trained_words = train_on_pipeline(
-            nlp, train_config or TrainConfig(), arch or DEFAULT_ARCH, limit=limit, progress=progress)
+            nlp, train_config or TrainConfig(), arch or DEFAULT_ARCH, limit=limit, progress=progress,
+            device=device)
     elif model.width != width:
         raise UserError(f"the Mimick model predicts {model.width}-dimensional vectors but {pipeline}'s "
                         f"vectors are {width}-dimensional: train Mimick on this pipeline's vectors "

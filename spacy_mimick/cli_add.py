@@ -10,6 +10,7 @@ from wasabi import msg
 from ._cli_app import app
 from ._cli_options import PAPER_SETUP, set_threads, threads_option, with_train_default
 from .add_mimick import add_mimick, package_pipeline
+from .devices import torch_device
 from .mimick_model import MimickModel
 from .mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig
 from .user_errors import UserError, user_errors
@@ -29,6 +30,8 @@ def add_cli(
     seed: Optional[int] = typer.Option(
         None, "--seed", help=with_train_default("Random seed of the Mimick training", "seed")),
     threads: int = threads_option(),
+    gpu_id: int = typer.Option(
+        -1, "--gpu-id", "-g", help="GPU to train the Mimick model on, as in spacy train (-1: the CPU)"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
 ):
     """Add mimick_vectors to PIPELINE and save it to OUTPUT_DIR, so that its models (tok2vec,
@@ -44,12 +47,14 @@ def add_cli(
     if output_dir.exists() and any(output_dir.iterdir()):
         raise UserError(f"{output_dir} exists and is not empty")
     set_threads(threads)
+    device = torch_device(gpu_id)
     model = MimickModel.from_disk(model_dir) if model_dir is not None else None
     config = PAPER_CONFIG if paper else TrainConfig()
     config = replace(config, **{k: v for k, v in {"max_epochs": max_epochs, "seed": seed}.items() if v is not None})
     start = time.perf_counter()
     nlp, report = add_mimick(pipeline, output_dir, model=model, train_config=config,
-                             arch=PAPER_ARCH if paper else DEFAULT_ARCH, limit=limit, progress=not quiet)
+                             arch=PAPER_ARCH if paper else DEFAULT_ARCH, limit=limit, progress=not quiet,
+                             device=device)
     if report.trained_words:
         msg.info(f"Trained Mimick on {report.trained_words:,} words of {pipeline}'s vectors")
     where = f"before {report.before}" if report.before else "at the end (no component reads vectors)"

@@ -11,6 +11,7 @@ from wasabi import msg
 
 from ._cli_app import app
 from ._cli_options import PAPER_SETUP, set_threads, threads_option, with_train_default
+from .devices import torch_device
 from .mimick_component import blend_with_table, first_rare_row
 from .mimick_model import MimickModel, check_model_output, is_model_dir
 from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
@@ -97,6 +98,9 @@ def train_cli(
         None, "--seed",
         help=with_train_default("Random seed: dev split, initial weights, batch order, typos", "seed")),
     threads: int = threads_option(),
+    gpu_id: int = typer.Option(
+        -1, "--gpu-id", "-g",
+        help="GPU to train on, as in spacy train (-1: the CPU). Needs a CUDA build of torch"),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bars"),
     cache: bool = typer.Option(
         True, "--cache/--no-cache",
@@ -131,6 +135,7 @@ def train_cli(
         temperature=temperature, negatives=negatives, contrastive_weight=contrastive_weight,
     )
     set_threads(threads)  # before any torch op runs
+    device = torch_device(gpu_id)  # a GPU that is not there: said before the vectors are read
     if limit < 0:
         raise UserError(f"--limit must be >= 0 (0: all rows), got {limit}")
     train_config = replace(PAPER_CONFIG if paper else TrainConfig(),
@@ -148,9 +153,9 @@ def train_cli(
                  f"(kept if training fails)")
     vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet, cache=cache)
     msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}; "
-             f"architecture {config['@architectures']}")
+             f"architecture {config['@architectures']}; training on {device}")
     try:
-        result = train_mimick(vectors, config, train_config, progress=not quiet)
+        result = train_mimick(vectors, config, train_config, progress=not quiet, device=device)
     except KeyboardInterrupt:
         fail(f"interrupted before the first epoch ended: nothing saved ({output_dir} unchanged)", 130)
     result.model.to_disk(output_dir)

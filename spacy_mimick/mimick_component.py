@@ -57,6 +57,7 @@ from spacy.util import minibatch
 from spacy.vectors import Mode
 from spacy.vocab import Vocab
 
+from .devices import pipeline_device
 from .mimick_model import MimickModel, MimickModelError
 from .pipeline_links import register_component, warn_if_worker
 from .token_vectors import (
@@ -292,11 +293,17 @@ class MimickVectors(Pipe):
         register_component(self)
 
     def _require_model(self) -> MimickModel:
+        """The Mimick model, on the pipeline's device: the GPU after ``spacy.require_gpu()``
+        or under ``spacy train --gpu-id N``, the CPU otherwise (as thinc's PyTorch wrapper
+        places spaCy's own torch models)."""
         if self.model is None:
             raise ValueError(
                 f"[{self.name}] no Mimick model: call nlp.initialize() with "
                 f"[initialize.components.{self.name}] model_path set, or load a saved pipeline"
             )
+        device = pipeline_device()
+        if self.model.device != device:
+            self.model.to(device)
         return self.model
 
     # -- prediction --------------------------------------------------------------------------

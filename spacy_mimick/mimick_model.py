@@ -25,6 +25,7 @@ import srsly
 import torch
 from spacy.util import registry
 
+from .devices import batch_to, module_device
 from .features import (
     CharVocab, NgramVocab, encode_chars, encode_ngrams, normalize_word,
 )
@@ -181,8 +182,18 @@ class MimickModel:
         spec = resolve_architecture(arch_config)
         return cls(arch_config, width, spec.build_features(words))
 
+    @property
+    def device(self) -> torch.device:
+        """Where the weights are, and so where ``predict`` runs (a loaded model: the CPU)."""
+        return module_device(self.module)
+
+    def to(self, device: Union[str, torch.device]) -> "MimickModel":
+        """Move the weights to ``device`` (in place); returns the model."""
+        self.module.to(device)
+        return self
+
     def featurize(self, words: Sequence[str]) -> Dict[str, torch.Tensor]:
-        """The batch dict the torch module takes."""
+        """The batch dict the torch module takes (on the CPU; ``devices.batch_to`` moves it)."""
         batch: Dict[str, torch.Tensor] = {}
         max_chars = self.spec.max_chars
         if "chars" in self.features:
@@ -215,12 +226,13 @@ class MimickModel:
         if not words:
             return out
         was_training = self.module.training
+        device = self.device
         self.module.eval()
         try:
             with torch.no_grad():
                 for idx in length_batches(words, batch_size, self.spec.max_chars):
-                    batch = self.featurize([words[i] for i in idx])
-                    out[idx] = self.module(batch).numpy()
+                    batch = batch_to(self.featurize([words[i] for i in idx]), device)
+                    out[idx] = self.module(batch).cpu().numpy()
         finally:
             self.module.train(was_training)
         scale = self.meta.get("output_scale")

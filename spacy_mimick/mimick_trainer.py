@@ -28,12 +28,13 @@ import random
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import torch
 from tqdm import tqdm
 
+from .devices import batch_to, pipeline_device
 from .features import encode_chars, encode_ngrams, normalize_word
 from .mimick_model import MimickModel
 from .optimizers import Adam, SparseAdam
@@ -218,7 +219,7 @@ def info_nce(pred: torch.Tensor, gold: torch.Tensor, negatives: Optional[torch.T
     if len(cands) > n:
         same = (cands[n:].unsqueeze(0) == gold.unsqueeze(1)).all(dim=2)
         logits[:, n:] = logits[:, n:].masked_fill(same, float("-inf"))
-    return torch.nn.functional.cross_entropy(logits, torch.arange(n), reduction="none")
+    return torch.nn.functional.cross_entropy(logits, torch.arange(n, device=logits.device), reduction="none")
 
 
 def objective(pred: torch.Tensor, gold: torch.Tensor, loss: str, scale: float,
@@ -375,6 +376,7 @@ def train_mimick(
     *,
     progress: bool = True,
     log: Callable[[str], None] = lambda msg: print(msg, file=sys.stderr),
+    device: Optional[Union[str, torch.device]] = None,
 ) -> TrainResult:
     """Train a Mimick model to reproduce ``vectors`` from spelling; early stopping on dev loss.
 
@@ -384,8 +386,14 @@ def train_mimick(
     diverged: no model is returned). On KeyboardInterrupt (Ctrl-C) after at least one epoch,
     training stops and the best epoch so far is returned with ``interrupted=True``; before that,
     the KeyboardInterrupt propagates.
+
+    ``device``: where to train (``devices.torch_device(gpu_id)`` maps spaCy's ``--gpu-id``);
+    default the pipeline's device, i.e. the CPU unless ``spacy.require_gpu()`` ran. Spelling
+    features are built on the CPU and each batch is moved there; the returned model stays on
+    ``device`` (``model.to(...)`` moves it; saved models load on the CPU).
     """
     config = config or TrainConfig()
+    device = torch.device(device) if device is not None else pipeline_device()
     config.validate()
     if len(vectors) < 2:
         raise ValueError(f"{vectors.source}: need at least 2 words to train Mimick, got {len(vectors)}")
@@ -413,9 +421,10 @@ def train_mimick(
         # model then lowercases its input too, so "McNeally" is read as the table would spell it.
         "lowercase": all(w == w.lower() for w in words),
     })
+    model.to(device)
     batcher = _Batcher(model, words)
-    target_t = torch.from_numpy(targets)
-    weight_t = torch.from_numpy(weights)
+    target_t = torch.from_numpy(targets).to(device)
+    weight_t = torch.from_numpy(weights).to(device)
     scale = float((targets ** 2).sum(axis=1).mean())
     optimizer = make_optimizer(model.module, config.learning_rate, config.sparse_learning_rate)
 
@@ -425,7 +434,7 @@ def train_mimick(
         """Random training targets as extra InfoNCE negatives (contrastive losses only)."""
         if not (contrastive and config.negatives):
             return None
-        return target_t[torch.from_numpy(np_rng.choice(train_idx, config.negatives))]
+        return target_t[torch.from_numpy(np_rng.choice(train_idx, config.negatives)).to(device)]
 
     dev_negatives = draw_negatives()  # fixed: epochs are compared on the same task
 
@@ -434,8 +443,9 @@ def train_mimick(
         total = 0.0
         with torch.no_grad():
             for idx in batcher.batches(dev_idx, 1024, np_rng, shuffle=False):
-                pred = model.module(model.featurize([words[i] for i in idx]))
-                total += objective(pred, target_t[idx], config.loss, scale, config, dev_negatives).sum().item()
+                pred = model.module(batch_to(model.featurize([words[i] for i in idx]), device))
+                gold = target_t[torch.from_numpy(idx).to(device)]
+                total += objective(pred, gold, config.loss, scale, config, dev_negatives).sum().item()
         model.module.train()
         return total / len(dev_idx)
 
@@ -460,8 +470,8 @@ def train_mimick(
             batches = batcher.batches(train_idx, config.batch_size, np_rng, shuffle=True)
             bar = tqdm(batches, desc=f"epoch {epoch}", disable=not progress, leave=False, unit="batch")
             for idx in bar:
-                batch = batcher.featurize(idx, config.typo_prob, py_rng)
-                idx_t = torch.from_numpy(idx)
+                batch = batch_to(batcher.featurize(idx, config.typo_prob, py_rng), device)
+                idx_t = torch.from_numpy(idx).to(device)
                 pred = model.module(batch)
                 losses = objective(pred, target_t[idx_t], config.loss, scale, config, draw_negatives())
                 if config.freq_weight:

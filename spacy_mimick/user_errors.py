@@ -23,12 +23,13 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 def _user_error_types() -> Tuple[Type[BaseException], ...]:
     # Imported here: this module is imported by the CLI modules before the heavy ones.
+    from .devices import DeviceError
     from .mimick_model import MimickModelError
     from .mimick_trainer import TrainingError
     from .ud import ConlluFormatError
     from .vectors_io import VectorsFormatError
 
-    return (UserError, VectorsFormatError, MimickModelError, ConlluFormatError, TrainingError,
+    return (UserError, DeviceError, VectorsFormatError, MimickModelError, ConlluFormatError, TrainingError,
             FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
