@@ -135,6 +135,18 @@ def test_training_commands_match_the_configs(project_copy):
         assert ("mimick_model" in passed) == (variant in ("mimick", "both"))
 
 
+def test_every_training_command_takes_the_gpu_id(project_copy):
+    """`--vars.gpu_id N` reaches every command that trains a torch or thinc model: spacy train
+    (the taggers, spaCy's pipeline) and spacy_mimick train (Mimick)."""
+    config = load_config(project_copy)
+    trainers = [(cmd["name"], line) for cmd in config["commands"] for line in cmd.get("script", [])
+                if " spacy train " in f" {line} " or "spacy_mimick train " in line]
+    names = {name for name, _ in trainers}
+    assert "train-mimick" in names and "train-tagger-both" in names and "train-tagger-spacy" in names
+    missing = [name for name, line in trainers if f"--gpu-id {config['vars']['gpu_id']}" not in line]
+    assert not missing, f"commands that train without --gpu-id ${{vars.gpu_id}}: {missing}"
+
+
 def test_scripts_help():
     """Every script the project calls answers --help (in-process; one through a real process)."""
     for script in sorted(SCRIPTS.glob("*.py")):
