@@ -706,6 +706,21 @@ def test_report_against_the_paper(synthetic_metrics):
     assert "## 1. POS tagging accuracy" in text and "Against the paper" not in text
 
 
+def test_report_knows_treebanks_behind_a_recipe_suffix(tmp_path):
+    """Metrics folders of a recipe (``UD_Vietnamese-VTB_lowres``, ``UD_Kazakh-KTB_lowres``) are
+    the same treebanks: Vietnamese ("xx" runs) is compared with the paper's vi, Kazakh at its
+    1,000-token budget."""
+    root = tmp_path / "metrics"
+    write_run(root, "UD_Vietnamese-VTB_lowres", "xx", 5000, 0, "both", 0.82, None, 0.5, 5008)
+    write_run(root, "UD_Kazakh-KTB_lowres", "xx", 1000, 0, "both", 0.70, 0.60, 0.4, 1000)
+    results = report_script.load_results(root)
+    assert report_script.paper_lang("UD_Vietnamese-VTB_lowres", results) == "vi"
+    rows = report_script.paper_comparison_rows(results)
+    assert [(tb, n) for tb, n, _ in rows] == [("UD_Vietnamese-VTB_lowres", 5000), ("UD_Kazakh-KTB_lowres", 1000)]
+    pos = table(report_script.render(results).split("### Attribute micro-F1")[0], "### POS accuracy")
+    assert pos[2].startswith("| vi | 1 |") and pos[2].split(" | ")[5] == "82.00 (85.43)"
+
+
 def test_report_sections_numbered_consecutively(synthetic_metrics, tmp_path):
     """Section numbers count the sections present: 1-6 with everything, 1-5 without Rare Word
     (the issue's report of `all` was numbered 1, 2, 3, 5), 1 with Rare Word only."""

@@ -79,6 +79,12 @@ PAPER_BUDGET_OF = {"UD_Kazakh-KTB": 1000}
 LANG_OF_TREEBANK = {"UD_Kazakh-KTB": "kk", "UD_Vietnamese-VTB": "vi"}
 
 
+def base_treebank(treebank: str) -> str:
+    """The UD treebank of a metrics folder's name, without the recipe suffix that the project
+    adds (``UD_Vietnamese-VTB_lowres`` -> ``UD_Vietnamese-VTB``)."""
+    return "_".join(treebank.split("_")[:2]) if treebank.startswith("UD_") else treebank
+
+
 class Results:
     """Everything found under a metrics folder."""
 
@@ -456,7 +462,7 @@ def paper_lang(treebank: str, results: Results) -> str:
     langs = {run.get("lang") for key, run in results.runs.items() if key[0] == treebank} - {None, "xx"}
     if langs:
         return sorted(langs)[0]
-    return LANG_OF_TREEBANK.get(treebank, treebank[3:] if treebank.startswith("UD_") else treebank)
+    return LANG_OF_TREEBANK.get(base_treebank(treebank), treebank[3:] if treebank.startswith("UD_") else treebank)
 
 
 def paper_comparison_rows(results: Results) -> List[Tuple[str, int, str]]:
@@ -464,7 +470,7 @@ def paper_comparison_rows(results: Results) -> List[Tuple[str, int, str]]:
     budget, in the paper's order of languages (others after it, by code)."""
     rows = []
     for treebank in results.treebanks:
-        n = PAPER_BUDGET_OF.get(treebank, PAPER_BUDGET)
+        n = PAPER_BUDGET_OF.get(base_treebank(treebank), PAPER_BUDGET)
         if any(key[0] == treebank and key[1] == n and key[3] in PAPER_VARIANTS for key in results.runs):
             rows.append((treebank, n, paper_lang(treebank, results)))
     codes = [lang for _, _, lang in rows]
