@@ -14,7 +14,7 @@ process, so that other jobs on a shared machine matter less):
 (imports, reading the vectors with and without the cache, building the model). ``--full`` times
 complete trainings (paper model, default model) on all rows.
 
-    python benchmarks/train_throughput.py [--words 20000] [--threads 1] [--startup] [--full]
+    python benchmarks/train_throughput.py [--words 20000] [--threads 1] [--startup] [--full [--rounds 2]]
 """
 import argparse
 import random
@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy
@@ -77,9 +78,7 @@ def trainer_rate(model, batcher, targets, batches, max_seconds) -> float:
         loss.item()
         optimizer.zero_grad()
         loss.backward()
-        if optimizer.dense:
-            torch.nn.utils.clip_grad_norm_(optimizer.dense, 5.0)
-        optimizer.step()
+        optimizer.step(5.0)
         seen += len(idx)
         if time.process_time() - start > max_seconds:
             break
@@ -136,6 +135,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0, help="CPU seconds per measurement (at most)")
     parser.add_argument("--startup", action="store_true", help="also time train's start-up")
     parser.add_argument("--full", action="store_true", help="also time full trainings on all rows")
+    parser.add_argument("--rounds", type=int, default=2, help="--full: rounds of the 15-epoch comparison")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     table = read_vectors(args.vectors)
@@ -155,7 +155,7 @@ def main() -> None:
         single = [idx[i : i + 1] for i in rng.permutation(len(sample))]
         base = plain_rate(model, sample.words, targets, single, args.seconds)
         print(f"| {arch} | one word per update (original) | 1 | {base:,.0f} | 1.0x |", flush=True)
-        for size in (64, 256):
+        for size in (64, 128, 256):
             batches = batcher.batches(idx, size, rng, shuffle=True)
             for name, rate in (("plain minibatches (before)", plain_rate(model, sample.words, targets, batches, args.seconds)),
                                ("trainer (now)", trainer_rate(model, batcher, targets, batches, args.seconds))):
@@ -163,13 +163,52 @@ def main() -> None:
     if args.startup:
         startup(args.vectors)
     if args.full:
-        print("\nFull trainings on all rows (early stopping), CPU seconds:")
-        for name, arch, config in (("--paper", PAPER_ARCH, PAPER_CONFIG), ("default", DEFAULT_ARCH, TrainConfig())):
-            start = time.process_time()
-            result = train_mimick(table, arch, config, progress=False)
-            print(f"{name}: {len(table):,} words, {len(result.history)} epochs (best {result.best_epoch}, "
-                  f"dev loss {result.model.meta['dev_loss']:.4f}): {time.process_time() - start:,.1f} CPU-s; "
-                  f"dev loss by epoch {[round(h.dev_loss, 4) for h in result.history]}")
+        full(table, args.rounds)
+
+
+def full(table, rounds: int) -> None:
+    """Complete trainings on all rows. The paper model for the same 15 epochs (no early stop):
+    batches of 64 at lr 0.003 (``--paper`` before issue 16) and ``PAPER_CONFIG`` (now),
+    alternating, ``rounds`` times each (a shared machine's speed drifts by 10% and more within
+    minutes), with the dev loss of every epoch (the same in every round: training is
+    deterministic) and its ratio to before; then ``--paper`` and the default model as ``train``
+    runs them (early stopping)."""
+    runs = (("batch 64, lr 0.003 (--paper before)", replace(PAPER_CONFIG, batch_size=64, learning_rate=0.003)),
+            (f"batch {PAPER_CONFIG.batch_size}, lr {PAPER_CONFIG.learning_rate:g} (--paper now)", PAPER_CONFIG))
+    curves, rates = {}, {name: [] for name, _ in runs}
+    for _ in range(rounds):
+        for name, config in runs:
+            result = train_mimick(table, PAPER_ARCH, replace(config, max_epochs=15, patience=15),
+                                  progress=False, log=lambda msg: None)
+            words = sum(h.words_per_second * h.seconds for h in result.history)
+            rates[name].append(words / sum(h.cpu_seconds for h in result.history))
+            curves[name] = [h.dev_loss for h in result.history]
+    print(f"\nPaper model, 15 epochs on all rows (no early stopping), {rounds} alternating rounds: "
+          f"training-step words per CPU-second")
+    print("| set-up | words per CPU-second, each round | mean | vs before | best dev loss (epoch) |")
+    print("|---|---|---:|---:|---:|")
+    first = None
+    for name, losses in curves.items():
+        mean = sum(rates[name]) / len(rates[name])
+        first = first or mean
+        best = min(range(len(losses)), key=losses.__getitem__)
+        print(f"| {name} | {', '.join(f'{r:,.0f}' for r in rates[name])} | {mean:,.0f} | {mean / first:.2f}x | "
+              f"{losses[best]:.4f} ({best + 1}) |", flush=True)
+    (before, now) = curves.values()
+    print("\n| epoch | " + " | ".join(str(e + 1) for e in range(len(before))) + " |")
+    print("|---|" + "---:|" * len(before))
+    for name, losses in curves.items():
+        print(f"| {name} | " + " | ".join(f"{x:.4f}" for x in losses) + " |")
+    print("| now / before - 1 | " + " | ".join(f"{(b / a - 1) * 100:+.2f}%" for a, b in zip(before, now)) + " |")
+    print(f"(largest gap {max(abs(b / a - 1) for a, b in zip(before, now)) * 100:.2f}%; "
+          f"best epochs {(min(now) / min(before) - 1) * 100:+.2f}%)")
+    print("\nFull trainings on all rows (early stopping), CPU seconds:")
+    for name, arch, config in (("--paper", PAPER_ARCH, PAPER_CONFIG), ("default", DEFAULT_ARCH, TrainConfig())):
+        start = time.process_time()
+        result = train_mimick(table, arch, config, progress=False, log=lambda msg: None)
+        print(f"{name}: {len(table):,} words, {len(result.history)} epochs (best {result.best_epoch}, "
+              f"dev loss {result.model.meta['dev_loss']:.4f}): {time.process_time() - start:,.1f} CPU-s; "
+              f"dev loss by epoch {[round(h.dev_loss, 4) for h in result.history]}")
 
 
 if __name__ == "__main__":

@@ -190,7 +190,10 @@ class TrainResult:
     interrupted: bool = False
 
 
-PAPER_CONFIG = TrainConfig(max_epochs=30, patience=3, typo_prob=0.0)
+# Batches of 128 at lr 0.003 x sqrt(2): the dev-loss curve of batches of 64 at 0.003 (within
+# 0.7% at every epoch on the 100k GloVe rows, best epoch 0.2% apart) at ~1.3x the words per
+# CPU-second (`benchmarks/train_throughput.py --full`, docs/speed.md; issue 16).
+PAPER_CONFIG = TrainConfig(max_epochs=30, patience=3, typo_prob=0.0, batch_size=128, learning_rate=0.0042)
 
 
 def word_weights(vectors: WordVectors) -> numpy.ndarray:
@@ -339,9 +342,14 @@ class _Optimizers:
         for opt in self.optimizers:
             opt.zero_grad()
 
-    def step(self) -> None:
+    def step(self, max_grad_norm: float = 0.0) -> None:
+        """A step of each optimizer; ``max_grad_norm`` > 0 clips the dense gradients' norm first
+        (``Adam`` does it on its flat gradient)."""
         for opt in self.optimizers:
-            opt.step()
+            if isinstance(opt, Adam):
+                opt.step(max_grad_norm)
+            else:
+                opt.step()
 
 
 def make_optimizer(module: torch.nn.Module, lr: float, sparse_lr: Optional[float] = None) -> _Optimizers:
@@ -482,9 +490,7 @@ def train_mimick(
                     raise diverged("training loss", epoch)
                 optimizer.zero_grad()
                 loss.backward()
-                if config.grad_clip:
-                    torch.nn.utils.clip_grad_norm_(optimizer.dense, config.grad_clip)
-                optimizer.step()
+                optimizer.step(config.grad_clip)
                 total += batch_total
                 seen += len(idx)
             seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start

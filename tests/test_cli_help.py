@@ -84,7 +84,8 @@ def test_training_defaults_in_help_are_the_codes(command):
     assert option(command, "--max-epochs").help.endswith("[default: 15; --paper: 30]")
     if command == "train":
         assert option(command, "--patience").help.endswith("[default: 2; --paper: 3]")
-        assert option(command, "--batch-size").help.endswith("[default: 64]")
+        assert option(command, "--batch-size").help.endswith("[default: 64; --paper: 128]")
+        assert option(command, "--lr").help.endswith("[default: 0.003; --paper: 0.0042]")
         assert option(command, "--normalize-targets").help.endswith("[default: --raw-targets]")
         assert option(command, "--freq-weight").help.endswith("[default: --no-freq-weight]")
 

@@ -64,19 +64,22 @@ def test_fast_batch_gives_same_loss_and_gradients(glove_small, arch):
     assert all(torch.equal(a, b) for a, b in zip(g_fast, g_plain))
 
 
-def _train_steps(module, make_opt, batches, steps=6):
+def _train_steps(module, make_opt, batches, steps=6, clip=0.0):
     opt = make_opt(module)
     for step in range(steps):
         batch, gold = batches[step % len(batches)]
         opt.zero_grad()
         ((module(batch) - gold) ** 2).sum(dim=1).mean().backward()
-        opt.step()
+        opt.step(clip)
     return {k: v.detach().clone() for k, v in module.state_dict().items()}
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_optimizers_follow_torch_optim(glove_small, arch):
-    """optimizers.Adam / SparseAdam take the steps torch.optim.Adam / SparseAdam take."""
+@pytest.mark.parametrize("clip", [0.0, 0.5])
+def test_optimizers_follow_torch_optim(glove_small, arch, clip):
+    """optimizers.Adam / SparseAdam take the steps torch.optim.Adam / SparseAdam take, and
+    Adam's own clipping (on its flat gradient) is torch's clip_grad_norm_ over the dense
+    weights (0.5 is below these batches' gradient norms: every step is clipped)."""
     words = glove_small.words[:200]
     model = MimickModel.create({"@architectures": arch}, words, glove_small.dim)
     batcher = _Batcher(model, words)
@@ -96,14 +99,17 @@ def test_optimizers_follow_torch_optim(glove_small, arch):
                 for o in opts:
                     o.zero_grad()
 
-            def step(self):
+            def step(self, clip):
+                if clip and dense:  # (the n-gram model has no dense weights)
+                    norm = torch.nn.utils.clip_grad_norm_(dense, clip)
+                    assert norm > clip  # the test clips for real
                 for o in opts:
                     o.step()
         return Both()
 
-    ours = _train_steps(model.module, lambda m: make_optimizer(m, 0.01, 0.02), batches)
+    ours = _train_steps(model.module, lambda m: make_optimizer(m, 0.01, 0.02), batches, clip=clip)
     model.module.load_state_dict(start)
-    reference = _train_steps(model.module, torch_optim, batches)
+    reference = _train_steps(model.module, torch_optim, batches, clip=clip)
     for name in ours:
         assert not torch.equal(ours[name], start[name]), f"{name} was not trained"
         torch.testing.assert_close(ours[name], reference[name], rtol=1e-5, atol=1e-6)
@@ -114,6 +120,32 @@ def test_sparse_adam_refuses_dense_gradients():
     weight.grad = torch.ones(3, 2)
     with pytest.raises(RuntimeError, match="sparse gradients"):
         SparseAdam([weight], lr=0.1).step()
+
+
+def test_adam_keeps_the_modules_parameters_in_one_buffer(glove_small, tmp_path):
+    """The paper model's parameters become views of Adam's flat buffer: the same Parameter
+    objects, trained in place, and the model still saves and loads."""
+    words = glove_small.words[:100]
+    model = MimickModel.create({"@architectures": "spacy_mimick.Mimick.v1"}, words, glove_small.dim)
+    params = list(model.module.parameters())
+    before = [p.detach().clone() for p in params]
+    opt = make_optimizer(model.module, 0.01)
+    adam = opt.optimizers[0]
+    assert adam.flat is not None and adam.flat.numel() == sum(p.numel() for p in params)
+    assert list(model.module.parameters()) == params
+    assert all(p.data.untyped_storage().data_ptr() == adam.flat.untyped_storage().data_ptr() for p in params)
+    assert all(torch.equal(p, b) for p, b in zip(params, before))  # flattening copies the values
+    batcher = _Batcher(model, words)
+    idx = numpy.arange(16)
+    opt.zero_grad()
+    loss = ((model.module(batcher.featurize(idx, 0.0, random.Random(0)))
+             - torch.from_numpy(glove_small.matrix[:16])) ** 2).sum()
+    loss.backward()
+    opt.step(5.0)
+    assert all(not torch.equal(p, b) for p, b in zip(params, before) if p.grad.abs().sum() > 0)
+    model.to_disk(tmp_path / "m")
+    loaded = MimickModel.from_disk(tmp_path / "m")
+    numpy.testing.assert_allclose(loaded.predict(words[:20]), model.predict(words[:20]), rtol=1e-6)
 
 
 def test_adam_skips_parameters_without_gradients():
