@@ -22,7 +22,7 @@ import torch
 class Adam:
     """``torch.optim.Adam(params, lr, betas=(0.9, 0.999), eps=1e-8)`` for dense gradients.
 
-    When the parameters share a device and dtype, the constructor moves their data into one
+    When the parameters share a device (not a CUDA GPU) and dtype, the constructor moves their data into one
     contiguous buffer (``flat``) and makes each parameter a view of it (``p.data = ...``; the
     parameter objects stay the module's, so state_dict/load_state_dict work as before, but a
     later ``module.to(...)`` gives the module new tensors: build the optimizer after moving the
@@ -89,8 +89,11 @@ class Adam:
 
 def _flatten(params: List[torch.Tensor]) -> Optional[torch.Tensor]:
     """Move the parameters' data into one new buffer, each parameter becoming a view of it; None
-    (nothing changed) unless there are parameters, all dense, on one device, of one dtype."""
-    if not params or any(p.is_sparse for p in params) or \
+    (nothing changed) unless there are parameters, all dense, on one device, of one dtype, and
+    none on a CUDA GPU: there cuDNN keeps an LSTM's weights in a flat buffer of its own (views of
+    ours would be copied into one at every call, with a warning), and the per-op overhead this
+    saves on a CPU is hidden behind the GPU's asynchronous launches anyway."""
+    if not params or any(p.is_sparse or p.is_cuda for p in params) or \
             len({(p.device, p.dtype) for p in params}) != 1:
         return None
     flat = torch.cat([p.detach().reshape(-1) for p in params])
