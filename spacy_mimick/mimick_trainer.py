@@ -191,7 +191,7 @@ class TrainResult:
 
 
 # Batches of 128 at lr 0.003 x sqrt(2): the dev-loss curve of batches of 64 at 0.003 (within
-# 0.7% at every epoch on the 100k GloVe rows, best epoch 0.2% apart) at ~1.3x the words per
+# 0.7% at every epoch on the 100k GloVe rows, best epoch 0.2% apart) at ~1.2x the words per
 # CPU-second (`benchmarks/train_throughput.py --full`, docs/speed.md; issue 16).
 PAPER_CONFIG = TrainConfig(max_epochs=30, patience=3, typo_prob=0.0, batch_size=128, learning_rate=0.0042)
 
@@ -333,10 +333,8 @@ class _Batcher:
 class _Optimizers:
     """Adam for dense parameters, SparseAdam for sparse embedding tables (n-gram bags)."""
 
-    def __init__(self, optimizers: List[Any], dense: List[torch.Tensor]):
+    def __init__(self, optimizers: List[Any]):
         self.optimizers = optimizers
-        # The parameters whose gradients are clipped (sparse n-gram gradients are not).
-        self.dense = dense
 
     def zero_grad(self) -> None:
         for opt in self.optimizers:
@@ -344,7 +342,7 @@ class _Optimizers:
 
     def step(self, max_grad_norm: float = 0.0) -> None:
         """A step of each optimizer; ``max_grad_norm`` > 0 clips the dense gradients' norm first
-        (``Adam`` does it on its flat gradient)."""
+        (``Adam`` does it on its flat gradient; sparse n-gram gradients are not clipped)."""
         for opt in self.optimizers:
             if isinstance(opt, Adam):
                 opt.step(max_grad_norm)
@@ -366,7 +364,7 @@ def make_optimizer(module: torch.nn.Module, lr: float, sparse_lr: Optional[float
         optimizers.append(Adam(dense, lr=lr))
     if sparse:
         optimizers.append(SparseAdam(sparse, lr=sparse_lr or lr))
-    return _Optimizers(optimizers, dense)
+    return _Optimizers(optimizers)
 
 
 def split_dev(n: int, fraction: float, seed: int) -> Tuple[numpy.ndarray, numpy.ndarray]:

@@ -53,28 +53,22 @@ class Adam:
     def step(self, max_grad_norm: float = 0.0) -> None:
         """One Adam step; with ``max_grad_norm`` > 0, first scale the gradients as
         ``torch.nn.utils.clip_grad_norm_(params, max_grad_norm)`` does (over those that exist)."""
-        grads = [p.grad for p in self.params]
-        if self.flat is not None and self.params and all(g is not None for g in grads):
-            grad = torch.cat([g.reshape(-1) for g in grads])
+        if self.flat is not None and all(p.grad is not None for p in self.params):
+            grad = torch.cat([p.grad.reshape(-1) for p in self.params])
             if max_grad_norm:
                 coef = max_grad_norm / (float(torch.linalg.vector_norm(grad)) + 1e-6)
                 if coef < 1.0:
                     grad.mul_(coef)
-            self.steps += 1
-            bias_correction1 = 1 - self.beta1 ** self.steps
-            bias_correction2_sqrt = math.sqrt(1 - self.beta2 ** self.steps)
-            self._exp_avg_flat.lerp_(grad, 1 - self.beta1)
-            self._exp_avg_sq_flat.mul_(self.beta2).addcmul_(grad, grad, value=1 - self.beta2)
-            denom = self._exp_avg_sq_flat.sqrt().div_(bias_correction2_sqrt).add_(self.eps)
-            self.flat.addcdiv_(self._exp_avg_flat, denom, value=-self.lr / bias_correction1)
-            return
-        pairs = [(p, p.grad, m, v) for p, m, v in zip(self.params, self.exp_avg, self.exp_avg_sq)
-                 if p.grad is not None]
-        if not pairs:
-            return
-        params, grads, exp_avg, exp_avg_sq = (list(x) for x in zip(*pairs))
-        if max_grad_norm:
-            torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+            params, grads = [self.flat], [grad]
+            exp_avg, exp_avg_sq = [self._exp_avg_flat], [self._exp_avg_sq_flat]
+        else:
+            pairs = [(p, p.grad, m, v) for p, m, v in zip(self.params, self.exp_avg, self.exp_avg_sq)
+                     if p.grad is not None]
+            if not pairs:
+                return
+            params, grads, exp_avg, exp_avg_sq = (list(x) for x in zip(*pairs))
+            if max_grad_norm:
+                torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
         self.steps += 1
         torch._foreach_lerp_(exp_avg, grads, 1 - self.beta1)
         torch._foreach_mul_(exp_avg_sq, self.beta2)
