@@ -18,9 +18,10 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy
 import spacy
 import torch
+from spacy.attrs import IDS as SPACY_ATTRS
 from spacy.tokens import Doc, Token
 from spacy.vectors import Mode, Vectors
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain
+from thinc.api import ArgsKwargs, Model, NumpyOps, PyTorchWrapper_v2, chain
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
@@ -46,6 +47,7 @@ class TaggerInputs:
     token_words: numpy.ndarray  # (n_tokens,) int64, row of each token in char_ids
     shapes: numpy.ndarray  # (n_tokens,) int64 case class (WORD_SHAPES), or (0,) when unused
     spelling: numpy.ndarray  # (n_tokens, nV) float32 Mimick prediction, or (n_tokens, 0) when unused
+    hash_ids: numpy.ndarray  # (n_tokens, n_hash_attrs, 4) int64 hash-embedding rows (MimickTagger.v4)
 
 
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v1")
@@ -163,13 +165,56 @@ def build_mimick_tagger_v3(
     )
 
 
+@spacy.registry.architectures("spacy_mimick.MimickTagger.v4")
+def build_mimick_tagger_v4(
+    hidden_width: int = 256,
+    depth: int = 2,
+    dropout: float = 0.2,
+    fine_tune: bool = True,
+    lowercase_backoff: bool = True,
+    unk_key: str = "<UNK>",
+    word_width: int = 64,
+    char_embed: int = 20,
+    char_hidden: int = 128,
+    case_features: bool = True,
+    word_dropout: float = 0.1,
+    mimick_features: bool = True,
+    hash_attrs: Sequence[str] = ("NORM", "PREFIX", "SUFFIX", "SHAPE"),
+    hash_rows: Sequence[int] = (5000, 1000, 2500, 2500),
+    hash_width: int = 32,
+) -> Model[List[Doc], List[Floats2d]]:
+    """``MimickTagger.v3`` plus spaCy's subword hash embeddings as a further input.
+
+    hash_attrs (list of str): Lexical attributes embedded the way spaCy's own tok2vec
+        (``spacy.MultiHashEmbed.v2``) embeds them: each value (spaCy's 64-bit string hash) is
+        hashed four times into a table of ``hash_rows`` rows and the four rows summed, so a
+        fixed-size table covers any vocabulary, unseen words included. spaCy's defaults:
+        NORM (the lowercase form), PREFIX (the first character), SUFFIX (the last three),
+        SHAPE ("Xxxx", "dd"). An empty list turns them off, and is ``MimickTagger.v3``.
+    hash_rows (list of int): Rows of each attribute's table (spaCy's 5000, 1000, 2500, 2500).
+    hash_width (int): Width of each attribute's embedding; the BiLSTM reads them side by side.
+
+    The other settings are v3's, with the defaults of the ``lowres`` recipe (dropout 0.2,
+    char->tag's BiLSTM on: char_embed 20).
+    """
+    return _build_mimick_tagger(
+        hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
+        lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
+        char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
+        word_dropout=word_dropout, mimick_features=mimick_features, hash_attrs=hash_attrs,
+        hash_rows=hash_rows, hash_width=hash_width,
+    )
+
+
 def _build_mimick_tagger(
     *, hidden_width: int, depth: int, dropout: float, fine_tune: bool, lowercase_backoff: bool,
     unk_key: str, word_width: int, char_embed: int, char_hidden: int, case_features: bool,
-    word_dropout: float, mimick_features: bool,
+    word_dropout: float, mimick_features: bool, hash_attrs: Sequence[str] = (),
+    hash_rows: Sequence[int] = (), hash_width: int = 0,
 ) -> Model[List[Doc], List[Floats2d]]:
     if not 0.0 <= word_dropout < 1.0:
         raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
+    hash_attrs, hash_rows = _check_hash_features(hash_attrs, hash_rows, hash_width)
     featurizer: Model[List[Doc], TaggerInputs] = Model(
         "mimick_tagger_featurizer",
         featurize_forward,
@@ -184,6 +229,7 @@ def _build_mimick_tagger(
             "case_features": case_features,
             "word_dropout": word_dropout,
             "mimick_features": mimick_features,
+            "hash_attrs": hash_attrs,
         },
     )
     net: Model[TaggerInputs, List[Floats2d]] = Model(
@@ -203,12 +249,41 @@ def _build_mimick_tagger(
             "char_hidden": char_hidden,
             "case_features": case_features,
             "mimick_features": mimick_features,
+            "hash_rows": hash_rows,
+            "hash_width": hash_width if hash_attrs else 0,
         },
     )
     model = chain(featurizer, net)
     model.set_ref("featurizer", featurizer)
     model.set_ref("net", net)
     return model
+
+
+# Seeds of the hash functions, one per attribute, as spaCy's MultiHashEmbed numbers them (8, 9, ...).
+HASH_SEED = 8
+
+
+def _check_hash_features(
+    hash_attrs: Sequence[str], hash_rows: Sequence[int], hash_width: int
+) -> Tuple[List[str], List[int]]:
+    attrs = [str(attr).upper() for attr in hash_attrs]
+    rows = [int(n) for n in hash_rows]
+    unknown = [attr for attr in attrs if attr not in SPACY_ATTRS]
+    if unknown:
+        raise ValueError(
+            f"hash_attrs: {unknown} are not spaCy token attributes (expected names such as "
+            "NORM, PREFIX, SUFFIX, SHAPE, LOWER, ORTH)"
+        )
+    if len(rows) != len(attrs):
+        raise ValueError(
+            f"hash_rows gives {len(rows)} table sizes for {len(attrs)} hash_attrs {attrs}; "
+            "expected one size per attribute"
+        )
+    if any(n < 1 for n in rows):
+        raise ValueError(f"hash_rows must be >= 1 each, got {rows}")
+    if attrs and hash_width < 1:
+        raise ValueError(f"hash_width must be >= 1 with hash_attrs {attrs}, got {hash_width}")
+    return attrs, rows
 
 
 def set_tagger_tables(
@@ -332,9 +407,29 @@ def featurize_forward(
     else:
         spelling = numpy.zeros((len(texts), 0), dtype="float32")
     inputs = TaggerInputs(
-        lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling
+        lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling,
+        hash_keys(docs, model.attrs.get("hash_attrs", ())),
     )
     return inputs, lambda d_inputs: []
+
+
+_NUMPY_OPS = NumpyOps()
+
+
+def hash_keys(docs: List[Doc], attrs: Sequence[str]) -> numpy.ndarray:
+    """The four hashed keys of each token's attributes, as thinc's HashEmbed finds them
+    (before the modulo by each table's size, which the network applies):
+    (n_tokens, len(attrs), 4) int64."""
+    n_tokens = sum(len(doc) for doc in docs)
+    if not attrs or not n_tokens:
+        return numpy.zeros((n_tokens, len(attrs), 4), dtype="int64")
+    values = numpy.concatenate(
+        [doc.to_array([SPACY_ATTRS[attr] for attr in attrs]).reshape(len(doc), len(attrs)) for doc in docs]
+    ).astype("uint64")
+    keys = [
+        _NUMPY_OPS.hash(numpy.ascontiguousarray(values[:, i]), HASH_SEED + i) for i in range(len(attrs))
+    ]
+    return numpy.stack(keys, axis=1).astype("int64")
 
 
 def word_shape(text: str) -> int:
@@ -413,6 +508,8 @@ def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
         head_priors=attrs["head_priors"],
         n_shapes=len(WORD_SHAPES) if attrs["case_features"] else 0,
         spelling_width=model.get_dim("nV") if attrs["mimick_features"] else 0,
+        hash_rows=attrs.get("hash_rows", []),
+        hash_width=attrs.get("hash_width", 0),
     )
     wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
     model.layers[:] = [wrapper]
@@ -434,7 +531,7 @@ def _convert_inputs(
         torch.from_numpy(array).to(device)
         for array in (
             X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words,
-            X.shapes, X.spelling,
+            X.shapes, X.spelling, X.hash_ids,
         )
     )
     # The inputs are data, not parameters: nothing flows back into the featurizer.

@@ -618,3 +618,80 @@ def test_default_network_is_v3_both_and_says_what_it_needs(vectors_dir, tiny_mim
     train = [Example(doc, eg.reference) for doc, eg in zip(docs, train)]
     assert numpy.isfinite(nlp.update(train, sgd=optimizer)["mimick_tagger"])
     assert [t.pos_ for t in nlp("The cat sat.")]
+
+
+V4 = {"@architectures": "spacy_mimick.MimickTagger.v4", "hidden_width": 32, "char_hidden": 16,
+      "hash_width": 8}
+
+
+def test_v4_embeds_spacy_attributes_as_thincs_hash_embed_does(vectors_dir, tiny_mimick, tmp_path):
+    """MimickTagger.v4's subword input is spaCy's MultiHashEmbed lookup: the same keys (value
+    hashed four times, seeds 8, 9, ...) into the same kind of table, four rows summed."""
+    from spacy.attrs import NORM, PREFIX, SHAPE, SUFFIX
+    from thinc.api import HashEmbed
+
+    fix_random_seed(0)
+    nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V4)
+    train = _examples(nlp, EWT_TRAIN, 20)
+    optimizer = nlp.initialize(lambda: train)
+    for _ in range(2):
+        losses = nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])
+        assert numpy.isfinite(losses["mimick_tagger"])
+    tagger = nlp.get_pipe("mimick_tagger")
+    net = tagger.model.get_ref("net").layers[0].shims[0]._model
+    assert [t.num_embeddings for t in net.hash_embed] == [5000, 1000, 2500, 2500]
+    doc = nlp("Zorblaxing quickly , Zumping 1984 .")
+    X = tagger.model.get_ref("featurizer").predict([doc])
+    assert X.hash_ids.shape == (len(doc), 4, 4)
+    values = doc.to_array([NORM, PREFIX, SUFFIX, SHAPE])
+    for i, table in enumerate(net.hash_embed):
+        thinc_table = HashEmbed(8, table.num_embeddings, seed=8 + i)
+        thinc_table.initialize()
+        thinc_table.set_param("E", table.weight.detach().numpy().copy())
+        expected = thinc_table.predict(values[:, i].astype("uint64"))
+        import torch
+
+        ours = table(torch.from_numpy(X.hash_ids[:, i] % table.num_embeddings)).sum(dim=1)
+        numpy.testing.assert_allclose(ours.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
+    # Same prefix / suffix / shape, same keys; another NORM, other keys.
+    assert (X.hash_ids[0, 1:] == X.hash_ids[3, 1:]).all() and not (X.hash_ids[0, 0] == X.hash_ids[3, 0]).all()
+    # Round trips: bytes into a fresh component, and spacy.load of the saved pipeline.
+    docs = [nlp(t) for t in ["The zorblaxian cat sat on the mat .", "Dogs bark ."]]
+    fresh = _v3_pipeline(vectors_dir, tiny_mimick, **V4)
+    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
+    for x, y in zip(tagger.model.predict(docs), fresh.get_pipe("mimick_tagger").model.predict(docs)):
+        numpy.testing.assert_array_equal(x, y)
+    nlp.to_disk(tmp_path / "v4")
+    loaded = spacy.load(tmp_path / "v4")
+    for x, y in zip(tagger.model.predict(docs), loaded.get_pipe("mimick_tagger").model.predict(docs)):
+        numpy.testing.assert_array_equal(x, y)
+
+
+def test_v4_without_hash_attrs_is_v3(vectors_dir, tiny_mimick):
+    """The same seed gives the same weights and scores as v3 when the hash input is off."""
+    results = []
+    for arch in ({**V4, "hash_attrs": [], "hash_rows": []}, {**V3, "char_hidden": 16}):
+        fix_random_seed(0)
+        nlp = _v3_pipeline(vectors_dir, tiny_mimick, **arch, dropout=0.2, char_embed=20)
+        train = _examples(nlp, EWT_TRAIN, 10)
+        optimizer = nlp.initialize(lambda: train)
+        nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])
+        tagger = nlp.get_pipe("mimick_tagger")
+        assert len(tagger.model.get_ref("net").layers[0].shims[0]._model.hash_embed) == 0
+        results.append(tagger.model.predict([nlp("the cat sat .")])[0])
+    numpy.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize(
+    "settings,message",
+    [
+        ({"hash_attrs": ["NORM", "SUFIX"]}, r"\['SUFIX'\] are not spaCy token attributes"),
+        ({"hash_attrs": ["NORM", "SUFFIX"], "hash_rows": [5000]}, "1 table sizes for 2 hash_attrs"),
+        ({"hash_rows": [5000, 0, 2500, 2500]}, "hash_rows must be >= 1"),
+        ({"hash_width": 0}, "hash_width must be >= 1"),
+    ],
+)
+def test_v4_refuses_bad_hash_settings(settings, message):
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match=message):
+        nlp.add_pipe("mimick_tagger", config={"model": {**V4, **settings}})
