@@ -47,7 +47,7 @@ class TaggerInputs:
     token_words: numpy.ndarray  # (n_tokens,) int64, row of each token in char_ids
     shapes: numpy.ndarray  # (n_tokens,) int64 case class (WORD_SHAPES), or (0,) when unused
     spelling: numpy.ndarray  # (n_tokens, nV) float32 Mimick prediction, or (n_tokens, 0) when unused
-    hash_ids: numpy.ndarray  # (n_tokens, n_hash_attrs, 4) int64 hash-embedding rows (MimickTagger.v4)
+    hash_ids: numpy.ndarray  # (n_tokens, n_hash_attrs, 4) int64 hashed keys, before the modulo (MimickTagger.v4)
 
 
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v1")
@@ -408,7 +408,7 @@ def featurize_forward(
         spelling = numpy.zeros((len(texts), 0), dtype="float32")
     inputs = TaggerInputs(
         lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling,
-        hash_keys(docs, model.attrs.get("hash_attrs", ())),
+        hash_keys(docs, model.attrs["hash_attrs"]),
     )
     return inputs, lambda d_inputs: []
 
@@ -508,8 +508,8 @@ def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
         head_priors=attrs["head_priors"],
         n_shapes=len(WORD_SHAPES) if attrs["case_features"] else 0,
         spelling_width=model.get_dim("nV") if attrs["mimick_features"] else 0,
-        hash_rows=attrs.get("hash_rows", []),
-        hash_width=attrs.get("hash_width", 0),
+        hash_rows=attrs["hash_rows"],
+        hash_width=attrs["hash_width"],
     )
     wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
     model.layers[:] = [wrapper]
