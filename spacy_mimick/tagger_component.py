@@ -65,6 +65,7 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
     default_config={
         "model": DEFAULT_MIMICK_TAGGER_MODEL,
         "loss": "sum",
+        "label_smoothing": 0.0,
         "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
     },
     default_score_weights={
@@ -79,16 +80,20 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
     },
 )
 def make_mimick_tagger(
-    nlp: Language, name: str, model: Model, loss: str, scorer: Optional[Callable]
+    nlp: Language, name: str, model: Model, loss: str, scorer: Optional[Callable],
+    label_smoothing: float = 0.0,
 ) -> "MimickTagger":
     """Create a MimickTagger.
 
     loss (str): "sum" adds the heads' NLL; "weighted" weights each attribute by the
         share of training tokens on which it is not NONE (POS weight 1).
+    label_smoothing (float): As spaCy's tagger's: each head's target puts
+        ``1 - label_smoothing`` on the gold value and spreads ``label_smoothing`` evenly
+        over the head's other values. 0.0 (the default) is the plain NLL.
     scorer (Optional[Callable]): Called as ``scorer(examples, train_words=..., in_vectors=...)``
         (see :meth:`MimickTagger.score`).
     """
-    return MimickTagger(nlp.vocab, model, name, loss=loss, scorer=scorer)
+    return MimickTagger(nlp.vocab, model, name, loss=loss, scorer=scorer, label_smoothing=label_smoothing)
 
 
 class MimickTagger(TrainablePipe):
@@ -109,9 +114,14 @@ class MimickTagger(TrainablePipe):
         *,
         loss: str = "sum",
         scorer: Optional[Callable] = score_attributes,
+        label_smoothing: float = 0.0,
     ):
         if loss not in LOSSES:
             raise ValueError(f"mimick_tagger: loss must be one of {LOSSES}, got {loss!r}")
+        # Below 0.5 the gold value keeps the largest target share in every head (an
+        # attribute head has at least 2 values, NONE and one more); thinc's bound is (K-1)/K.
+        if not 0.0 <= label_smoothing < 0.5:
+            raise ValueError(f"mimick_tagger: label_smoothing must be in [0, 0.5), got {label_smoothing!r}")
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -121,6 +131,7 @@ class MimickTagger(TrainablePipe):
             "labels_morph": {},
             "attr_weights": {},
             "loss": loss,
+            "label_smoothing": float(label_smoothing),
             "shapes": {},
         }
         self.cfg = dict(sorted(cfg.items()))
@@ -369,7 +380,8 @@ class MimickTagger(TrainablePipe):
         return losses
 
     def get_loss(self, examples: Iterable[Example], scores: List[Floats2d]) -> Tuple[float, List[Floats2d]]:
-        """Sum (or weighted sum) over heads of the tokens' negative log-likelihood."""
+        """Sum (or weighted sum) over heads of the tokens' negative log-likelihood, against
+        targets smoothed by ``label_smoothing`` (cfg of pipelines saved before it: 0.0)."""
         validate_examples(examples, "MimickTagger.get_loss")
         heads = self._heads
         offsets = head_offsets([len(values) for _, values in heads])
@@ -382,6 +394,7 @@ class MimickTagger(TrainablePipe):
         flat = numpy.concatenate(scores)
         d_flat = numpy.zeros_like(flat)
         loss = 0.0
+        smoothing = float(self.cfg.get("label_smoothing", 0.0))
         for h, weight in enumerate(weights):
             rows = numpy.flatnonzero(gold[:, h] != IGNORE)
             if not len(rows) or not weight:
@@ -391,9 +404,17 @@ class MimickTagger(TrainablePipe):
             log_norm = numpy.log(numpy.exp(logits).sum(axis=1, keepdims=True))
             log_probs = logits - log_norm
             targets = gold[rows, h]
-            loss -= weight * float(log_probs[numpy.arange(len(rows)), targets].sum())
-            d_head = numpy.exp(log_probs)
-            d_head[numpy.arange(len(rows)), targets] -= 1.0
+            n_values = logits.shape[1]
+            if smoothing and n_values > 1:
+                # The targets of thinc's to_categorical(label_smoothing=...), as spaCy's tagger.
+                target = numpy.full(logits.shape, smoothing / (n_values - 1), dtype=logits.dtype)
+                target[numpy.arange(len(rows)), targets] = 1.0 - smoothing
+                loss -= weight * float((target * log_probs).sum())
+                d_head = numpy.exp(log_probs) - target
+            else:
+                loss -= weight * float(log_probs[numpy.arange(len(rows)), targets].sum())
+                d_head = numpy.exp(log_probs)
+                d_head[numpy.arange(len(rows)), targets] -= 1.0
             d_flat[rows, offsets[h] : offsets[h + 1]] = weight * d_head
         if numpy.isnan(loss):
             raise ValueError(Errors.E910.format(name=self.name))

@@ -221,6 +221,50 @@ def test_weighted_loss_runs(vectors_dir):
     assert numpy.isfinite(nlp.update(train, sgd=optimizer)["mimick_tagger"])
 
 
+def _loss_and_gradient(nlp, examples, scores):
+    loss, d_scores = nlp.get_pipe("mimick_tagger").get_loss(examples, scores)
+    return loss, numpy.concatenate(d_scores)
+
+
+def test_label_smoothing_uses_spacys_targets(vectors_dir, tmp_path):
+    """label_smoothing gives each head the targets of thinc's to_categorical, as spaCy's
+    tagger does; 0.0 (the default) is the plain NLL, and a saved pipeline keeps the setting."""
+    from thinc.api import to_categorical
+
+    nlp = _pipeline(vectors_dir)
+    train = _examples(nlp, EWT_TRAIN, 20)
+    nlp.initialize(lambda: train)
+    tagger = nlp.get_pipe("mimick_tagger")
+    assert tagger.cfg["label_smoothing"] == 0.0
+    scores = tagger.model.predict([eg.predicted for eg in train])
+    plain_loss, plain_d = _loss_and_gradient(nlp, train, scores)
+    tagger.cfg["label_smoothing"] = 0.1
+    smooth_loss, smooth_d = _loss_and_gradient(nlp, train, scores)
+    assert smooth_loss > plain_loss
+    # The POS head by hand: softmax minus thinc's smoothed one-hot targets.
+    n_pos = len(tagger.cfg["labels_pos"])
+    gold = numpy.concatenate([tagger._gold_ids(eg, tagger._value_index()) for eg in train])
+    flat = numpy.concatenate(scores)[:, :n_pos]
+    probs = numpy.exp(flat - flat.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    rows = numpy.flatnonzero(gold[:, 0] >= 0)
+    targets = to_categorical(gold[rows, 0], n_classes=n_pos, label_smoothing=0.1)
+    numpy.testing.assert_allclose(smooth_d[rows, :n_pos], probs[rows] - targets, atol=1e-5)
+    numpy.testing.assert_allclose(plain_d[rows, :n_pos], probs[rows] - to_categorical(gold[rows, 0], n_classes=n_pos), atol=1e-5)
+    # Set through the config, it survives spacy.load.
+    other = spacy.load(vectors_dir)
+    other.add_pipe("mimick_tagger", config={"label_smoothing": 0.1, "model": {"@architectures": V1_ARCH}})
+    other.initialize(lambda: train)
+    other.to_disk(tmp_path / "smoothed")
+    assert spacy.load(tmp_path / "smoothed").get_pipe("mimick_tagger").cfg["label_smoothing"] == 0.1
+
+
+@pytest.mark.parametrize("value", [-0.1, 0.5, 1.0])
+def test_bad_label_smoothing_is_refused(value):
+    with pytest.raises(ValueError, match="label_smoothing must be in"):
+        spacy.blank("en").add_pipe("mimick_tagger", config={"label_smoothing": value})
+
+
 def test_serialization_round_trips(trained, vectors_dir, tmp_path):
     nlp, _, dev = trained
     docs = [eg.predicted for eg in dev[:50]]
