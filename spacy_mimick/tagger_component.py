@@ -381,7 +381,8 @@ class MimickTagger(TrainablePipe):
 
     def get_loss(self, examples: Iterable[Example], scores: List[Floats2d]) -> Tuple[float, List[Floats2d]]:
         """Sum (or weighted sum) over heads of the tokens' negative log-likelihood, against
-        targets smoothed by ``label_smoothing`` (cfg of pipelines saved before it: 0.0)."""
+        targets smoothed by ``label_smoothing`` (pipelines saved before it had the setting
+        load with the constructor's 0.0: from_disk/from_bytes update cfg, they do not replace it)."""
         validate_examples(examples, "MimickTagger.get_loss")
         heads = self._heads
         offsets = head_offsets([len(values) for _, values in heads])
@@ -394,7 +395,7 @@ class MimickTagger(TrainablePipe):
         flat = numpy.concatenate(scores)
         d_flat = numpy.zeros_like(flat)
         loss = 0.0
-        smoothing = float(self.cfg.get("label_smoothing", 0.0))
+        smoothing = self.cfg["label_smoothing"]
         for h, weight in enumerate(weights):
             rows = numpy.flatnonzero(gold[:, h] != IGNORE)
             if not len(rows) or not weight:
