@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Tuple
 
 import numpy
 import pytest
@@ -365,12 +366,135 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
     assert train(plan("--variants", "both"), "both").endswith("--code scripts/project/torch_threads.py")
     # spaCy's baseline against each Mimick variant that ran beside it, tokens without a vector too.
     lines = plan("--variants", "mimick,both,spacy")
+    # spaCy's baseline alone trains as it does beside the taggers (its dev evaluations are
+    # counted with the recipe's batches either way).
+    (beside,) = [l for l in plan("--recipe", "lowres", "--variants", "both,spacy") if "project run train-tagger-spacy " in l]
+    (alone,) = [l for l in plan("--recipe", "lowres", "--variants", "spacy") if "project run train-tagger-spacy " in l]
+    assert variables(alone)["eval_frequency"] == variables(beside)["eval_frequency"] == "48"
     tests = [script(l)[0] for l in lines if "project run significance-spacy " in l]
     assert len(tests) == 2 and all("/spacy.spacy " in s and "--vectors corpus/" in s for s in tests)
     assert {s.split("--output ")[1].split()[0].rsplit("/", 1)[1] for s in tests} == {
         "sig-spacy-mimick.json", "sig-spacy-both.json"}
     with pytest.raises(SystemExit, match="no tagger config"):
         plan("--var", "tagger_configs=_bogus")
+
+
+def test_paper_driver_chooses_a_setting_on_dev(tmp_path, project_copy, capsys):
+    """--choose-on-dev: the tagger variants train again with each candidate's overrides in a
+    runs' folder of their own (spaCy's baseline once), steps counted with the candidate's
+    batcher; choose-on-dev waits for every evaluation, and spaCy is tested against the chosen runs."""
+    data = paper_data(tmp_path)
+    args = ["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--treebanks", TREEBANK,
+            "--recipe", "lowres", "--variants", "both,spacy", "--project-dir", str(project_copy),
+            "--choose-on-dev", "ls10=--components.mimick_tagger.label_smoothing 0.1",
+            "--choose-on-dev", "b200=--training.batcher.size 200"]
+    paper_script.main([*args, "--dry-run"])
+    lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
+
+    def variables(line):
+        return dict(arg[len("--vars."):].split("=", 1) for arg in shlex.split(line) if arg.startswith("--vars."))
+
+    trained = {variables(l)["recipe"]: variables(l) for l in lines if "project run train-tagger-both " in l}
+    assert set(trained) == {"_lowres", "_lowres-ls10", "_lowres-b200"}
+    assert "tagger_overrides" not in trained["_lowres"]  # the plain recipe: its script as before
+    assert trained["_lowres-ls10"]["tagger_overrides"] == "--components.mimick_tagger.label_smoothing 0.1"
+    assert trained["_lowres-ls10"]["max_steps"] == trained["_lowres"]["max_steps"] == "480"  # 80 x 6 batches of 100
+    assert trained["_lowres-b200"]["max_steps"] == "240"  # 80 x 3 batches of 200
+    assert [variables(l)["recipe"] for l in lines if "project run train-tagger-spacy " in l] == ["_lowres"]
+    (choose,) = [variables(l) for l in lines if "project run choose-on-dev " in l]
+    assert choose["recipe"] == "_lowres-dev" and choose["dev_candidates"] == "_lowres,_lowres-ls10,_lowres-b200"
+    assert sorted(variables(l)["recipe"] for l in lines if "project run significance-spacy " in l) == [
+        "_lowres", "_lowres-dev"]
+    steps = {step.key: step for step in paper_script.plan(paper_script.parse_args(args))}
+    chosen = steps[f"{TREEBANK}_lowres-dev/n500.s0/choose-on-dev"]
+    assert set(chosen.after) == {f"{TREEBANK}{r}/n500.s0/evaluate" for r in ("_lowres", "_lowres-ls10", "_lowres-b200")}
+    assert steps[f"{TREEBANK}_lowres-dev/n500.s0/significance-spacy-both"].after == (chosen.key,)
+    for bad, message in (("ls10", "NAME=OVERRIDES"), ("ls/10=--x 1", "letters, digits"),
+                         ("dev=--x 1", "taken"), ("ls10=0.1", "spacy train` options")):
+        with pytest.raises(SystemExit, match=message):
+            paper_script.main([*args[:-4], "--choose-on-dev", bad, "--dry-run"])
+
+
+def write_candidate_run(root: Path, recipe: str, variant: str, dev: Tuple[float, float], test_pos: float,
+                        unit: str = "n5000.s0", treebank: str = TREEBANK) -> None:
+    """A finished run of a candidate recipe: model-best's dev scores and score weights, and the
+    test metrics and predictions evaluate.py wrote."""
+    model = root / "training" / f"{treebank}{recipe}" / unit / variant / "model-best"
+    model.mkdir(parents=True)
+    (model / "meta.json").write_text(json.dumps({"performance": {"pos_acc": dev[0], "attr_micro_f": dev[1]}}))
+    (model / "config.cfg").write_text("[training]\n\n[training.score_weights]\npos_acc = 0.5\n"
+                                      "attr_micro_f = 0.5\nmorph_acc = null\n")
+    metrics = root / "metrics" / f"{treebank}{recipe}" / unit
+    metrics.mkdir(parents=True, exist_ok=True)
+    (metrics / f"{variant}.json").write_text(json.dumps({
+        "treebank": f"{treebank}{recipe}", "variant": variant, "n_tokens": 5000, "seed": 0,
+        "scores": {"pos_acc": test_pos, "attr_micro_f": test_pos}}))
+    (metrics / f"{variant}.spacy").write_bytes(f"predictions of {recipe}".encode())
+
+
+def test_choose_on_dev_keeps_the_dev_best_run(tmp_path):
+    """The project's choose-on-dev command: per variant, the candidate whose model-best scored
+    best on dev (weighted as spacy train chose it; test scores never read; the plain recipe on
+    a tie), copied with the choice recorded; spaCy's baseline beside it; the report reads the
+    chosen runs as a set of their own."""
+    project = make_project(tmp_path)
+    # both: the candidate is better on dev (0.5 x 0.96 + 0.5 x 0.90) and worse on test.
+    write_candidate_run(project, "_lowres", "both", (0.90, 0.90), 0.95)
+    write_candidate_run(project, "_lowres-ls10", "both", (0.96, 0.90), 0.80)
+    # mimick: a tie on dev (0.625 each): the plain recipe stays.
+    write_candidate_run(project, "_lowres", "mimick", (0.5, 0.75), 0.70)
+    write_candidate_run(project, "_lowres-ls10", "mimick", (0.75, 0.5), 0.90)
+    spacy_run = project / "metrics" / f"{TREEBANK}_lowres" / "n5000.s0"
+    (spacy_run / "spacy.json").write_text(json.dumps({"treebank": f"{TREEBANK}_lowres", "variant": "spacy",
+                                                      "n_tokens": 5000, "seed": 0, "scores": {"pos_acc": 0.9}}))
+    (spacy_run / "spacy.spacy").write_bytes(b"spacy predictions")
+    out = project_run(project, "choose-on-dev", f"--vars.treebank={TREEBANK}", "--vars.n_tokens=5000",
+                      "--vars.seed=0", "--vars.recipe=_lowres-dev", "--vars.dev_candidates=_lowres,_lowres-ls10")
+    assert "both: _lowres 90.00, _lowres-ls10 93.00 on dev -> _lowres-ls10" in out
+    chosen = project / "metrics" / f"{TREEBANK}_lowres-dev" / "n5000.s0"
+    both = json.loads((chosen / "both.json").read_text())
+    assert both["treebank"] == f"{TREEBANK}_lowres-dev" and both["scores"]["pos_acc"] == 0.80
+    assert both["dev_choice"]["chosen"] == "_lowres-ls10"
+    assert (chosen / "both.spacy").read_bytes() == b"predictions of _lowres-ls10"
+    assert json.loads((chosen / "mimick.json").read_text())["dev_choice"]["chosen"] == "_lowres"
+    assert (chosen / "spacy.spacy").read_bytes() == b"spacy predictions"
+    assert json.loads((chosen / "dev_choice.json").read_text())["dev_choices"]["both"]["candidates"] == [
+        "_lowres", "_lowres-ls10"]
+    results = report_script.load_results(project / "metrics")
+    assert {key for key in results.runs if key[0] == f"{TREEBANK}_lowres-dev"} == {
+        (f"{TREEBANK}_lowres-dev", 5000, 0, v) for v in ("both", "mimick", "spacy")}
+    rendered = report_script.render(results)
+    assert "## 5. Settings chosen on dev" in rendered
+    chosen_rows = table(rendered, "## 5. Settings chosen on dev")
+    assert any("| Both | 1 | _lowres 0, _lowres-ls10 1 | _lowres 90.00, _lowres-ls10 93.00 |" in row for row in chosen_rows)
+    assert any("| Mimick | 1 | _lowres 1, _lowres-ls10 0 | _lowres 62.50, _lowres-ls10 62.50 |" in row for row in chosen_rows)
+
+
+def test_choose_on_dev_refuses_what_it_cannot_compare(tmp_path):
+    import choose_on_dev as choose_script
+
+    write_candidate_run(tmp_path, "_lowres", "both", (0.9, 0.9), 0.9)
+    kwargs = dict(training_dir=tmp_path / "training", metrics_dir=tmp_path / "metrics")
+    # A candidate that did not train the variant: named, not skipped.
+    missing = tmp_path / "training" / f"{TREEBANK}_lowres-ls10" / "n5000.s0" / "both" / "model-best"
+    with pytest.raises(SystemExit, match=f"both ran under _lowres but not {missing}"):
+        choose_script.choose(TREEBANK, "n5000.s0", ["_lowres", "_lowres-ls10"], "_lowres-dev", **kwargs)
+    write_candidate_run(tmp_path, "_lowres-ls10", "both", (0.9, 0.9), 0.9)
+    meta = missing / "meta.json"
+    meta.write_text(json.dumps({"performance": {"pos_acc": 0.9}}))
+    with pytest.raises(SystemExit, match=f"{meta} has no dev score attr_micro_f"):
+        choose_script.choose(TREEBANK, "n5000.s0", ["_lowres", "_lowres-ls10"], "_lowres-dev", **kwargs)
+    meta.unlink()
+    with pytest.raises(SystemExit, match="meta.json is missing"):
+        choose_script.choose(TREEBANK, "n5000.s0", ["_lowres", "_lowres-ls10"], "_lowres-dev", **kwargs)
+    with pytest.raises(SystemExit, match="is one of the candidates"):
+        choose_script.choose(TREEBANK, "n5000.s0", ["_lowres", "_lowres-ls10"], "_lowres", **kwargs)
+    with pytest.raises(SystemExit, match="at least two"):
+        choose_script.choose(TREEBANK, "n5000.s0", ["_lowres"], "_lowres-dev", **kwargs)
+    with pytest.raises(SystemExit, match="no tagger run"):
+        choose_script.choose(TREEBANK, "n1000.s0", ["_lowres", "_lowres-ls10"], "_lowres-dev", **kwargs)
+    with pytest.raises(SystemExit, match="twice"):
+        choose_script.main([TREEBANK, "n5000.s0", "--candidates", "_lowres,_lowres", "--output-recipe", "_x"])
 
 
 def test_paper_runner_merges_a_lock_shared_by_two_drivers(tmp_path):

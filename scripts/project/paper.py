@@ -3,7 +3,8 @@
     python scripts/project/paper.py --data-dir ../shared/data [--treebanks UD_English-EWT,...] \
         [--sizes 500,1000,2000,5000,10000,0] [--seeds 0,1,2,3,4] [--epochs 40 --low-epochs 80] \
         [--variants nochar,mimick,chartag,both,spacy] [--recipe paper|v2|v3|lowres] \
-        [--var mimick_epochs=15 ...] [--dry-run] [--ray [--ray-address ADDR] [--ray-cpus N]]
+        [--var mimick_epochs=15 ...] [--choose-on-dev NAME=OVERRIDES ...] [--dry-run] \
+        [--ray [--ray-address ADDR] [--ray-cpus N]]
 
 weasel workflows cannot loop, so this script does: for each treebank (``UD_*`` folders of
 DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --vars.lang=L
@@ -39,6 +40,13 @@ the first) for the Mimick model; ``tagger_overrides`` (more ``spacy train`` over
 tagger variants, e.g. ``--components.mimick_tagger.model.word_dropout 0``, which the batch
 counting above honours too) with ``recipe`` (another runs' folder, e.g. ``_v2-nodropout``: runs
 that differ only in overrides must not share one).
+
+``--choose-on-dev NAME=OVERRIDES`` (repeatable) chooses a setting per run on dev rather than
+for all languages at once (docs/low_resource.md: label smoothing helps French, costs English):
+every sample's tagger variants also train with the candidate's overrides added, into
+``<recipe>-NAME``, are evaluated, and ``choose-on-dev`` keeps, per run and variant, the recipe or
+the candidate whose model-best scored best on dev (the plain recipe on a tie) in
+``metrics/<treebank><recipe>-dev``, where the paired tests against spaCy's baseline run again.
 
 A command done before with the same script, dependencies and outputs is skipped (see
 :class:`Runner`: weasel's own check remembers one run per command, and alternating treebanks
@@ -318,6 +326,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                              "(runs under training/<treebank>_<v2|v3|lowres>, metrics/...)")
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                         help="Another project variable for every command, e.g. --var mimick_epochs=15")
+    parser.add_argument("--choose-on-dev", action="append", default=[], metavar="NAME=OVERRIDES",
+                        help="A candidate setting of the tagger variants, chosen per run on dev (repeatable): "
+                             "each sample also trains with these `spacy train` overrides into <recipe>-NAME, "
+                             "and choose-on-dev keeps, per run, the recipe or a candidate, whichever model-best "
+                             "scored best on dev, in <recipe>-dev (e.g. "
+                             "'ls10=--components.mimick_tagger.label_smoothing 0.1')")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     parser.add_argument("--force", action="store_true", help="Re-run commands whose outputs exist")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only")
@@ -336,6 +350,28 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     if args.ray_cpus < 1:
         raise SystemExit(f"error: --ray-cpus must be at least 1, got {args.ray_cpus}")
     return args
+
+
+def parse_candidates(items: Sequence[str]) -> List[Tuple[str, str]]:
+    """``--choose-on-dev NAME=OVERRIDES`` items as (name, overrides); NAME becomes part of a
+    folder name (``<recipe>-NAME``), so it is letters, digits, ``.`` and ``_`` only."""
+    candidates: List[Tuple[str, str]] = []
+    for item in items:
+        name, sep, overrides = item.partition("=")
+        name, overrides = name.strip(), overrides.strip()
+        if not sep or not name or not overrides:
+            raise SystemExit(f"error: --choose-on-dev expects NAME=OVERRIDES, e.g. "
+                             f"'ls10=--components.mimick_tagger.label_smoothing 0.1', got {item!r}")
+        if not all(ch.isalnum() or ch in "._" for ch in name) or not name.isascii():
+            raise SystemExit(f"error: --choose-on-dev name {name!r}: use letters, digits, '.' and '_' "
+                             "(it names the candidate's runs' folder)")
+        if name == "dev" or name in {n for n, _ in candidates}:
+            raise SystemExit(f"error: --choose-on-dev name {name!r} is taken (two candidates, or the chosen runs' 'dev')")
+        if not overrides.startswith("--"):
+            raise SystemExit(f"error: --choose-on-dev {name}: overrides are `spacy train` options "
+                             f"(--section.key value), got {overrides!r}")
+        candidates.append((name, overrides))
+    return candidates
 
 
 def plan(args: argparse.Namespace) -> List[Step]:
@@ -361,14 +397,19 @@ def plan(args: argparse.Namespace) -> List[Step]:
     # The taggers' configs and runs' folder; a --var recipe (another folder) keeps the configs.
     # Always passed, "" too: the project's own default is the lowres recipe, not the paper's.
     recipe = {k: RECIPES[args.recipe] for k in ("recipe", "tagger_configs") if k not in extra}
-    configs = {v: args.project_dir / "configs" / f"tagger_{v}{extra.get('tagger_configs', RECIPES[args.recipe])}.cfg"
-               for v in ALL_VARIANTS if v in wanted_variants}
+    recipe_configs = {v: args.project_dir / "configs" / f"tagger_{v}{extra.get('tagger_configs', RECIPES[args.recipe])}.cfg"
+                      for v in ALL_VARIANTS}
+    configs = {v: path for v, path in recipe_configs.items() if v in wanted_variants}
     missing = [str(path) for path in configs.values() if not path.exists()]
     if missing:
         raise SystemExit(f"error: no tagger config {', '.join(missing)} (--recipe {args.recipe}, --var tagger_configs)")
     overrides = extra.get("tagger_overrides", "")
-    # Any variant's config: they share the training settings.
-    config = tagger_config(next(iter(configs.values())), overrides) if configs else None
+    candidates = parse_candidates(args.choose_on_dev)
+    # Any variant's config: they share the training settings. With spaCy's baseline alone the
+    # recipe's configs still count the batches, so its runs' eval_frequency (part of their
+    # script, hence of the lock) does not depend on whether --variants lists a tagger.
+    counting = next(iter(configs.values()), None) or next((p for p in recipe_configs.values() if p.exists()), None)
+    config = tagger_config(counting, overrides) if counting else None
     batch_tokens = int(config["training"]["batcher"]["size"]) if config else 400
     per_sample_max_steps = config is not None and decays_to_max_steps(config)
     treebanks = []
@@ -391,6 +432,18 @@ def plan(args: argparse.Namespace) -> List[Step]:
     def add(key: str, command: str, variables: Dict[str, object], after: Sequence[str] = ()) -> str:
         steps.append(Step(key, command, variables, tuple(after)))
         return key
+
+    def add_tests(unit: str, setting: Dict[str, object], variants: Sequence[str], evaluated: str) -> None:
+        """The paired tests of a run's systems, once ``evaluated`` wrote their predictions."""
+        if all(v in variants for v in ALL_VARIANTS):
+            add(f"{unit}/significance", "significance", setting, [evaluated])
+        elif "nochar" in variants and "mimick" in variants:
+            add(f"{unit}/significance-mimick", "significance-mimick", setting, [evaluated])
+        if "spacy" in variants:
+            for versus in ("mimick", "both"):
+                if versus in variants:
+                    add(f"{unit}/significance-spacy-{versus}", "significance-spacy",
+                        {**setting, "versus": versus}, [evaluated])
 
     for treebank, prefix, lang, vectors, release, n_train, xpos in treebanks:
         run_lang = spacy_lang(lang)
@@ -425,9 +478,9 @@ def plan(args: argparse.Namespace) -> List[Step]:
                            "eval_frequency": eval_frequency(n_tokens, n_train, epochs, batch_tokens), **recipe}
                 unit = f"{treebank}{setting.get('recipe', '')}/n{n_tokens}.s{seed}"
                 subsample = add(f"{unit}/subsample", "subsample", setting, [data])
+                sample = args.project_dir / "corpus" / treebank / (
+                    "raw/train.conllu" if n_tokens <= 0 else f"train.n{n_tokens}.s{seed}.conllu")
                 if per_sample_max_steps:
-                    sample = args.project_dir / "corpus" / treebank / (
-                        "raw/train.conllu" if n_tokens <= 0 else f"train.n{n_tokens}.s{seed}.conllu")
                     # The configs' lr decay ends at max_steps, where training ends too.
                     setting = {**setting, "max_steps": MaxSteps(
                         config, str(sample), n_tokens if n_tokens > 0 else n_train, epochs, batch_tokens)}
@@ -435,15 +488,36 @@ def plan(args: argparse.Namespace) -> List[Step]:
                                [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
                            for variant in variants]
                 evaluate = add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
-                if all(v in variants for v in ALL_VARIANTS):
-                    add(f"{unit}/significance", "significance", setting, [evaluate])
-                elif "nochar" in variants and "mimick" in variants:
-                    add(f"{unit}/significance-mimick", "significance-mimick", setting, [evaluate])
-                if "spacy" in variants:
-                    for versus in ("mimick", "both"):
-                        if versus in variants:
-                            add(f"{unit}/significance-spacy-{versus}", "significance-spacy",
-                                {**setting, "versus": versus}, [evaluate])
+                add_tests(unit, setting, variants, evaluate)
+                taggers = [v for v in variants if v in ALL_VARIANTS]
+                if not candidates or not taggers:
+                    continue
+                # --choose-on-dev: the tagger variants again with each candidate's overrides, in
+                # runs' folders of their own (spaCy's baseline trains once), then the choice.
+                evaluated = [evaluate]
+                for name, candidate_overrides in candidates:
+                    candidate = {**setting, "recipe": f"{setting['recipe']}-{name}",
+                                 "tagger_overrides": f"{overrides} {candidate_overrides}".strip()}
+                    # Batches and steps counted with the candidate's overrides: its batcher may differ.
+                    candidate_config = tagger_config(counting, candidate["tagger_overrides"])
+                    candidate_batch = int(candidate_config["training"]["batcher"]["size"])
+                    candidate["eval_frequency"] = eval_frequency(n_tokens, n_train, epochs, candidate_batch)
+                    if decays_to_max_steps(candidate_config):
+                        candidate["max_steps"] = MaxSteps(candidate_config, str(sample),
+                                                          n_tokens if n_tokens > 0 else n_train, epochs, candidate_batch)
+                    candidate_unit = f"{treebank}{candidate['recipe']}/n{n_tokens}.s{seed}"
+                    candidate_trained = [
+                        add(f"{candidate_unit}/train-tagger-{variant}", f"train-tagger-{variant}", candidate,
+                            [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
+                        for variant in taggers]
+                    evaluated.append(add(f"{candidate_unit}/evaluate", "evaluate", candidate,
+                                         [convert, subsample] + candidate_trained))
+                chosen = {**setting, "recipe": f"{setting['recipe']}-dev",
+                          "dev_candidates": ",".join([setting["recipe"]] + [f"{setting['recipe']}-{name}"
+                                                                           for name, _ in candidates])}
+                chosen_unit = f"{treebank}{chosen['recipe']}/n{n_tokens}.s{seed}"
+                choice = add(f"{chosen_unit}/choose-on-dev", "choose-on-dev", chosen, evaluated)
+                add_tests(chosen_unit, chosen, variants, choice)
         rare_word = data_dir / "similarity" / "en" / "rw.txt"
         # rare-word scores models/<treebank>/mimick: not a second model (--var mimick_name).
         if lang == "en" and vectors and rare_word.exists() and extra.get("mimick_name", "mimick") == "mimick":

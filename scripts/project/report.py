@@ -16,7 +16,8 @@ without Rare Word results "All runs" is section 4):
    pretrained vector, POS accuracy gain over the full test set and over the tokens outside the
    training vocabulary ("OOV (UD)"), without and with char->tag; bold where McNemar's p < alpha.
 4. Stanford Rare Word (Table 3), when ``rare_word.json`` exists.
-5. Every run: mean +- standard deviation over seeds (the learning-curve data).
+5. Every run: mean +- standard deviation over seeds (the learning-curve data); then, where some
+   runs' settings were chosen on dev (``choose_on_dev.py``), which candidate each got.
 6. Against the paper, N_train = 5,000 (its Tables 2 and 3), where some treebank has runs at the
    paper's low-resource budget (Kazakh: its 1,000-token runs; the paper has no 5K Kazakh
    numbers): per treebank, our mean +- std over seeds of POS accuracy and of attribute micro-F1
@@ -388,6 +389,28 @@ def runs_table(results: Results) -> List[str]:
     return lines
 
 
+def dev_choice_table(results: Results) -> List[str]:
+    """Runs whose setting ``choose_on_dev.py`` chose on dev: per treebank, budget and variant,
+    how many of its seeds got each candidate recipe, and the mean dev score of each."""
+    groups: Dict[Tuple[str, int, str], List[Dict[str, Any]]] = defaultdict(list)
+    for (treebank, n, seed, variant), run in results.runs.items():
+        if isinstance(run.get("dev_choice"), dict):
+            groups[(treebank, n, variant)].append(run["dev_choice"])
+    if not groups:
+        return []
+    lines = ["| Treebank | Budget | Variant | Seeds | Chosen on dev | Mean dev score per candidate |",
+             "|---|---:|---|---:|---|---|"]
+    for (treebank, n, variant) in sorted(groups, key=lambda k: (k[0], k[1] == 0, k[1], k[2])):
+        choices = groups[(treebank, n, variant)]
+        candidates = list(dict.fromkeys(c for choice in choices for c in choice["candidates"]))
+        chosen = ", ".join(f"{c or '(paper)'} {sum(ch['chosen'] == c for ch in choices)}" for c in candidates)
+        dev = ", ".join(f"{c or '(paper)'} {pct(statistics.mean(ch['dev_scores'][c] for ch in choices if c in ch['dev_scores']))}"
+                        for c in candidates)
+        lines.append(f"| {language_label(treebank, results)} | {'full' if n == 0 else f'{n:,}'} "
+                     f"| {LABELS.get(variant, variant)} | {len(choices)} | {chosen} | {dev} |")
+    return lines
+
+
 def render(results: Results, settings: Optional[Sequence[int]] = None, gains_n_tokens: int = 10000,
            alpha: float = 0.01) -> str:
     present = results.settings()
@@ -434,6 +457,13 @@ def render(results: Results, settings: Optional[Sequence[int]] = None, gains_n_t
         out += rare_word_table(results)
     if results.runs:
         out += [section("All runs (mean ± std over seeds)"), ""] + runs_table(results) + [""]
+    chosen = dev_choice_table(results)
+    if chosen:
+        out += [section("Settings chosen on dev"), "",
+                "Runs of `choose-on-dev` (paper.py --choose-on-dev): the same samples trained with each candidate "
+                "recipe; per run, the candidate whose model-best scored best on dev (the score `spacy train` "
+                "chose model-best by) is the one in the tables above. Seeds that got each candidate, and the mean "
+                "dev score of each.", ""] + chosen + [""]
     paper_rows = paper_comparison_rows(results)
     if paper_rows:
         out += [section(f"Against the paper: N_train = {PAPER_BUDGET:,}"), "",

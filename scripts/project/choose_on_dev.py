@@ -1,0 +1,130 @@
+"""Choose each tagger run's setting on dev: of the same sample trained with several settings
+(runs' folders, one per candidate recipe), keep the one whose model-best scored highest on dev.
+
+    python scripts/project/choose_on_dev.py TREEBANK UNIT --candidates _lowres,_lowres-ls10 --output-recipe _lowres-dev \
+        [--variants nochar,mimick,chartag,both] [--training-dir training] [--metrics-dir metrics]
+
+UNIT is a run's folder name, ``n<tokens>.s<seed>``. For every tagger variant that ran under
+every candidate (``training/<TREEBANK><candidate>/<UNIT>/<variant>/model-best``, evaluated into
+``metrics/<TREEBANK><candidate>/<UNIT>/<variant>.json``), the dev score of each candidate is the
+one ``spacy train`` chose its model-best by: the run's ``[training.score_weights]`` applied to
+the dev scores in model-best's ``meta.json`` (``performance``). The candidate with the highest
+score wins, the first listed on a tie (list the plain recipe first: a setting must beat it on
+dev to be used). The winner's test metrics and predictions are copied to
+``metrics/<TREEBANK><output-recipe>/<UNIT>/``, with the choice recorded in its JSON
+(``dev_choice``) and in ``dev_choice.json`` there; spaCy's baseline (``spacy.json``,
+``spacy.spacy``), which trains once, is copied from the first candidate that has it, so that
+``significance-spacy`` and ``report.py`` read the chosen runs like any other set.
+
+This is the per-language choice of docs/low_resource.md: a setting such as label smoothing
+helps French and costs English, and dev, not test, says which language gets it. Test scores
+are never read to choose.
+"""
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from thinc.api import Config
+
+TAGGER_VARIANTS = ("nochar", "mimick", "chartag", "both")
+BASELINES = ("spacy",)
+
+
+def dev_score(model_best: Path) -> float:
+    """The score ``spacy train`` chose model-best by: its config's ``[training.score_weights]``
+    applied to meta.json's dev ``performance`` (a weight of null or 0 does not count)."""
+    meta_path, config_path = model_best / "meta.json", model_best / "config.cfg"
+    for path in (meta_path, config_path):
+        if not path.is_file():
+            raise SystemExit(f"error: {path} is missing: is {model_best} a finished `spacy train` run?")
+    performance = json.loads(meta_path.read_text(encoding="utf8")).get("performance") or {}
+    weights = Config().from_disk(config_path, interpolate=False)["training"].get("score_weights", {})
+    weighted = {name: float(w) for name, w in weights.items() if w}
+    if not weighted:
+        raise SystemExit(f"error: {config_path} has no [training.score_weights] to choose by")
+    missing = sorted(name for name in weighted if not isinstance(performance.get(name), (int, float)))
+    if missing:
+        raise SystemExit(f"error: {meta_path} has no dev score {', '.join(missing)} (weighted in {config_path})")
+    return sum(w * float(performance[name]) for name, w in weighted.items())
+
+
+def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
+           variants=TAGGER_VARIANTS, training_dir: Path = Path("training"),
+           metrics_dir: Path = Path("metrics")) -> Dict[str, Dict]:
+    """Choose per variant, copy the winners' metrics and predictions; the choices by variant."""
+    if len(candidates) < 2:
+        raise SystemExit(f"error: --candidates needs at least two recipes to choose from, got {candidates}")
+    if output_recipe in candidates:
+        raise SystemExit(f"error: --output-recipe {output_recipe!r} is one of the candidates: "
+                         "the chosen runs need a folder of their own")
+    out_dir = metrics_dir / f"{treebank}{output_recipe}" / unit
+    choices: Dict[str, Dict] = {}
+    for variant in variants:
+        runs = {c: training_dir / f"{treebank}{c}" / unit / variant / "model-best" for c in candidates}
+        present = [c for c, path in runs.items() if path.is_dir()]
+        if not present:
+            continue
+        if len(present) < len(candidates):
+            absent = ", ".join(str(runs[c]) for c in candidates if c not in present)
+            raise SystemExit(f"error: {variant} ran under {', '.join(present)} but not {absent}: "
+                             "train every candidate before choosing")
+        scores = {c: dev_score(path) for c, path in runs.items()}
+        chosen = max(candidates, key=lambda c: (scores[c], -candidates.index(c)))  # first on a tie
+        source = metrics_dir / f"{treebank}{chosen}" / unit
+        record_path = source / f"{variant}.json"
+        if not record_path.is_file() or not (source / f"{variant}.spacy").is_file():
+            raise SystemExit(f"error: {record_path} (and {variant}.spacy) missing: evaluate {treebank}{chosen} first")
+        record = json.loads(record_path.read_text(encoding="utf8"))
+        choice = {"chosen": chosen, "dev_scores": scores, "candidates": candidates}
+        record["treebank"] = f"{treebank}{output_recipe}"
+        record["dev_choice"] = choice
+        out_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source / f"{variant}.spacy", out_dir / f"{variant}.spacy")
+        (out_dir / f"{variant}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+        choices[variant] = choice
+        print(f"{treebank} {unit} {variant}: " + ", ".join(f"{c} {100 * s:.2f}" for c, s in scores.items())
+              + f" on dev -> {chosen}")
+    if not choices:
+        raise SystemExit(f"error: no tagger run of {', '.join(variants)} under "
+                         f"{', '.join(str(training_dir / (treebank + c) / unit) for c in candidates)}")
+    for baseline in BASELINES:
+        source: Optional[Path] = next((metrics_dir / f"{treebank}{c}" / unit for c in candidates
+                                       if (metrics_dir / f"{treebank}{c}" / unit / f"{baseline}.json").is_file()), None)
+        if source is None:
+            continue
+        record = json.loads((source / f"{baseline}.json").read_text(encoding="utf8"))
+        record["treebank"] = f"{treebank}{output_recipe}"
+        (out_dir / f"{baseline}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+        shutil.copyfile(source / f"{baseline}.spacy", out_dir / f"{baseline}.spacy")
+    # No "variant"/"scores" keys: report.py does not take it for a run.
+    (out_dir / "dev_choice.json").write_text(json.dumps({"dev_choices": choices}, indent=2) + "\n", encoding="utf8")
+    return choices
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("treebank", help="The treebank's folder name, e.g. UD_French-Sequoia")
+    parser.add_argument("unit", help="The run's folder, n<tokens>.s<seed>")
+    parser.add_argument("--candidates", required=True,
+                        help="Comma-separated recipes (runs' folder suffixes), the plain one first, e.g. _lowres,_lowres-ls10")
+    parser.add_argument("--output-recipe", required=True, help="Suffix of the chosen runs' metrics folder, e.g. _lowres-dev")
+    parser.add_argument("--variants", default=",".join(TAGGER_VARIANTS))
+    parser.add_argument("--training-dir", type=Path, default=Path("training"))
+    parser.add_argument("--metrics-dir", type=Path, default=Path("metrics"))
+    args = parser.parse_args(argv)
+    # "" (the paper recipe's folder) is a candidate too: keep empty items, drop only spaces.
+    candidates = [c.strip() for c in args.candidates.split(",")]
+    if len(set(candidates)) != len(candidates):
+        raise SystemExit(f"error: --candidates lists a recipe twice: {args.candidates!r}")
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = sorted(set(variants) - set(TAGGER_VARIANTS))
+    if unknown:
+        raise SystemExit(f"error: unknown --variants {unknown}; expected some of {', '.join(TAGGER_VARIANTS)}")
+    choose(args.treebank, args.unit, candidates, args.output_recipe, variants, args.training_dir, args.metrics_dir)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
