@@ -51,6 +51,16 @@ def dev_score(model_best: Path) -> float:
     return sum(w * float(performance[name]) for name, w in weighted.items())
 
 
+def copy_run(source: Path, out_dir: Path, variant: str, treebank: str, **fields) -> None:
+    """``evaluate.py``'s files of one run (``<variant>.json``, ``<variant>.spacy``) from ``source``
+    to ``out_dir``, the JSON's ``treebank`` set to the chosen set's and ``fields`` added."""
+    record = json.loads((source / f"{variant}.json").read_text(encoding="utf8"))
+    record.update(treebank=treebank, **fields)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source / f"{variant}.spacy", out_dir / f"{variant}.spacy")
+    (out_dir / f"{variant}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+
+
 def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
            variants=TAGGER_VARIANTS, training_dir: Path = Path("training"),
            metrics_dir: Path = Path("metrics")) -> Dict[str, Dict]:
@@ -77,13 +87,8 @@ def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
         record_path = source / f"{variant}.json"
         if not record_path.is_file() or not (source / f"{variant}.spacy").is_file():
             raise SystemExit(f"error: {record_path} (and {variant}.spacy) missing: evaluate {treebank}{chosen} first")
-        record = json.loads(record_path.read_text(encoding="utf8"))
         choice = {"chosen": chosen, "dev_scores": scores, "candidates": candidates}
-        record["treebank"] = f"{treebank}{output_recipe}"
-        record["dev_choice"] = choice
-        out_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source / f"{variant}.spacy", out_dir / f"{variant}.spacy")
-        (out_dir / f"{variant}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+        copy_run(source, out_dir, variant, f"{treebank}{output_recipe}", dev_choice=choice)
         choices[variant] = choice
         print(f"{treebank} {unit} {variant}: " + ", ".join(f"{c} {100 * s:.2f}" for c, s in scores.items())
               + f" on dev -> {chosen}")
@@ -91,14 +96,10 @@ def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
         raise SystemExit(f"error: no tagger run of {', '.join(variants)} under "
                          f"{', '.join(str(training_dir / (treebank + c) / unit) for c in candidates)}")
     for baseline in BASELINES:
-        source: Optional[Path] = next((metrics_dir / f"{treebank}{c}" / unit for c in candidates
-                                       if (metrics_dir / f"{treebank}{c}" / unit / f"{baseline}.json").is_file()), None)
-        if source is None:
-            continue
-        record = json.loads((source / f"{baseline}.json").read_text(encoding="utf8"))
-        record["treebank"] = f"{treebank}{output_recipe}"
-        (out_dir / f"{baseline}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
-        shutil.copyfile(source / f"{baseline}.spacy", out_dir / f"{baseline}.spacy")
+        sources = [metrics_dir / f"{treebank}{c}" / unit for c in candidates]
+        found = next((d for d in sources if (d / f"{baseline}.json").is_file()), None)
+        if found is not None:
+            copy_run(found, out_dir, baseline, f"{treebank}{output_recipe}")
     # No "variant"/"scores" keys: report.py does not take it for a run.
     (out_dir / "dev_choice.json").write_text(json.dumps({"dev_choices": choices}, indent=2) + "\n", encoding="utf8")
     return choices

@@ -412,6 +412,12 @@ def plan(args: argparse.Namespace) -> List[Step]:
     config = tagger_config(counting, overrides) if counting else None
     batch_tokens = int(config["training"]["batcher"]["size"]) if config else 400
     per_sample_max_steps = config is not None and decays_to_max_steps(config)
+    # --choose-on-dev: each candidate's overrides and its config (its batcher may differ), loaded once.
+    candidate_configs = []
+    for name, candidate_overrides in candidates:
+        joined = f"{overrides} {candidate_overrides}".strip()
+        candidate_config = tagger_config(counting, joined)
+        candidate_configs.append((name, joined, candidate_config, int(candidate_config["training"]["batcher"]["size"])))
     treebanks = []
     for folder, prefix in found:
         lang = prefix.split("_")[0].split("-")[0]
@@ -432,6 +438,16 @@ def plan(args: argparse.Namespace) -> List[Step]:
     def add(key: str, command: str, variables: Dict[str, object], after: Sequence[str] = ()) -> str:
         steps.append(Step(key, command, variables, tuple(after)))
         return key
+
+    def add_runs(unit: str, setting: Dict[str, object], variants: Sequence[str], subsample: str,
+                 prepared: Sequence[str]) -> str:
+        """Train ``variants`` on a sample, then evaluate them; the evaluate step's key.
+        ``prepared``: convert, init-vectors and the Mimick model steps of the treebank."""
+        convert, init_vectors, *mimick = prepared
+        trained = [add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", setting,
+                       [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
+                   for variant in variants]
+        return add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
 
     def add_tests(unit: str, setting: Dict[str, object], variants: Sequence[str], evaluated: str) -> None:
         """The paired tests of a run's systems, once ``evaluated`` wrote their predictions."""
@@ -484,10 +500,8 @@ def plan(args: argparse.Namespace) -> List[Step]:
                     # The configs' lr decay ends at max_steps, where training ends too.
                     setting = {**setting, "max_steps": MaxSteps(
                         config, str(sample), n_tokens if n_tokens > 0 else n_train, epochs, batch_tokens)}
-                trained = [add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", setting,
-                               [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
-                           for variant in variants]
-                evaluate = add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
+                prepared = [convert, init_vectors, *mimick]
+                evaluate = add_runs(unit, setting, variants, subsample, prepared)
                 add_tests(unit, setting, variants, evaluate)
                 taggers = [v for v in variants if v in ALL_VARIANTS]
                 if not candidates or not taggers:
@@ -495,23 +509,15 @@ def plan(args: argparse.Namespace) -> List[Step]:
                 # --choose-on-dev: the tagger variants again with each candidate's overrides, in
                 # runs' folders of their own (spaCy's baseline trains once), then the choice.
                 evaluated = [evaluate]
-                for name, candidate_overrides in candidates:
-                    candidate = {**setting, "recipe": f"{setting['recipe']}-{name}",
-                                 "tagger_overrides": f"{overrides} {candidate_overrides}".strip()}
-                    # Batches and steps counted with the candidate's overrides: its batcher may differ.
-                    candidate_config = tagger_config(counting, candidate["tagger_overrides"])
-                    candidate_batch = int(candidate_config["training"]["batcher"]["size"])
-                    candidate["eval_frequency"] = eval_frequency(n_tokens, n_train, epochs, candidate_batch)
+                for name, joined, candidate_config, candidate_batch in candidate_configs:
+                    # Batches and steps counted with the candidate's config.
+                    candidate = {**setting, "recipe": f"{setting['recipe']}-{name}", "tagger_overrides": joined,
+                                 "eval_frequency": eval_frequency(n_tokens, n_train, epochs, candidate_batch)}
                     if decays_to_max_steps(candidate_config):
                         candidate["max_steps"] = MaxSteps(candidate_config, str(sample),
                                                           n_tokens if n_tokens > 0 else n_train, epochs, candidate_batch)
                     candidate_unit = f"{treebank}{candidate['recipe']}/n{n_tokens}.s{seed}"
-                    candidate_trained = [
-                        add(f"{candidate_unit}/train-tagger-{variant}", f"train-tagger-{variant}", candidate,
-                            [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
-                        for variant in taggers]
-                    evaluated.append(add(f"{candidate_unit}/evaluate", "evaluate", candidate,
-                                         [convert, subsample] + candidate_trained))
+                    evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared))
                 chosen = {**setting, "recipe": f"{setting['recipe']}-dev",
                           "dev_candidates": ",".join([setting["recipe"]] + [f"{setting['recipe']}-{name}"
                                                                            for name, _ in candidates])}
