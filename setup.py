@@ -71,6 +71,10 @@ setup(
         ],
         "spacy_readers": [
             "spacy_mimick.ConllCorpus.v1 = spacy_mimick.ud:create_conllu_corpus_reader",
+            "spacy_mimick.ConllCorpus.v2 = spacy_mimick.ud:create_conllu_corpus_reader_v2",
+        ],
+        "spacy_augmenters": [
+            "spacy_mimick.upper_case.v1 = spacy_mimick.augment:create_upper_casing_augmenter",
         ],
         "thinc_schedules": [
             "spacy_mimick.warmup_linear_epochs.v1 = spacy_mimick.schedules:warmup_linear_epochs",

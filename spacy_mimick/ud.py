@@ -22,7 +22,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Dict, Iterator, List, Optional, Sequence, TextIO, Tuple, Union
+from typing import BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple, Union
 
 import conllu
 import spacy
@@ -359,6 +359,22 @@ def create_conllu_corpus_reader(
     once per vocab and the reference docs reused across epochs; predicted docs are made fresh on
     every call since training writes annotations onto them.
     """
+    return create_conllu_corpus_reader_v2(path, limit=limit, n_tokens=n_tokens, seed=seed)
+
+
+@spacy.registry.readers("spacy_mimick.ConllCorpus.v2")
+def create_conllu_corpus_reader_v2(
+    path: Path,
+    limit: int = 0,
+    n_tokens: int = 0,
+    seed: int = 0,
+    augmenter: Optional[Callable[[Language, Example], Iterable[Example]]] = None,
+) -> Callable[[Language], Iterator[Example]]:
+    """``spacy_mimick.ConllCorpus.v1`` with spaCy's ``augmenter`` setting (as ``spacy.Corpus.v1``
+    has it): every example is passed through ``augmenter(nlp, example)`` and what it yields is
+    read instead (``spacy_mimick.upper_case.v1``, ``spacy.lower_case.v1``, ...). Set it on the
+    training corpus only; ``None`` reads the file as v1 does.
+    """
     cached_vocab: Optional[Vocab] = None
     cached_docs: List[Doc] = []
 
@@ -371,7 +387,11 @@ def create_conllu_corpus_reader(
         for ref in cached_docs:
             words = [token.text for token in ref]
             spaces = [bool(token.whitespace_) for token in ref]
-            yield Example(Doc(nlp.vocab, words=words, spaces=spaces), ref)
+            example = Example(Doc(nlp.vocab, words=words, spaces=spaces), ref)
+            if augmenter is None:
+                yield example
+            else:
+                yield from augmenter(nlp, example)
 
     return read
 
