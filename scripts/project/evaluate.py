@@ -82,6 +82,14 @@ def evaluate_pipeline(nlp: Language, gold: List[Doc], train_words: Optional[set]
     start = time.perf_counter()
     predicted = list(nlp.pipe(inputs, batch_size=256))
     seconds = time.perf_counter() - start
+    return {"scores": score_predictions(nlp, predicted, gold, train_words), "predicted": predicted,
+            "seconds": seconds}
+
+
+def score_predictions(
+    nlp: Language, predicted: List[Doc], gold: List[Doc], train_words: Optional[set] = None
+) -> Dict[str, Any]:
+    """The scores of ``predicted`` (Docs tagged by ``nlp``'s components) against ``gold``."""
     examples = [Example(pred, ref) for pred, ref in zip(predicted, gold)]
     name = tagger_name(nlp)
     if name is not None:
@@ -97,7 +105,7 @@ def evaluate_pipeline(nlp: Language, gold: List[Doc], train_words: Optional[set]
             scores.update(score_dependencies(examples, train_words=train_words, in_vectors=in_vectors))
             spacy_scores = nlp.get_pipe(parser).score(examples)
             scores["spacy_dep_uas"], scores["spacy_dep_las"] = spacy_scores["dep_uas"], spacy_scores["dep_las"]
-    return {"scores": scores, "predicted": predicted, "seconds": seconds}
+    return scores
 
 
 def main(argv: Optional[List[str]] = None) -> None:
