@@ -16,6 +16,11 @@ EWT = UD / "UD_English-EWT"
 RARE_WORD = SHARED_DATA / "similarity" / "en" / "rw.txt"
 
 
+def first_sentences(path: Path, n: int) -> str:
+    """The first ``n`` sentences of a CoNLL-U file, as CoNLL-U text."""
+    return "\n\n".join(path.read_text(encoding="utf8").split("\n\n")[:n]) + "\n\n"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def vectors_cache_dir(tmp_path_factory):
     """`train` caches parsed vectors (--cache): tests write that cache to a temporary directory,

@@ -14,7 +14,7 @@ from spacy.tokens import DocBin
 
 from spacy_mimick.ud import read_conllu
 
-from conftest import REPO
+from conftest import REPO, first_sentences
 
 sys.path.insert(0, str(REPO / "scripts" / "project"))
 
@@ -22,10 +22,6 @@ import ensemble as ensemble_script  # noqa: E402
 import evaluate as evaluate_script  # noqa: E402
 
 EWT = REPO / "assets" / "UD_English-EWT"
-
-
-def first_sentences(path: Path, n: int) -> str:
-    return "\n\n".join(path.read_text(encoding="utf8").split("\n\n")[:n]) + "\n\n"
 
 
 @pytest.fixture(scope="module")

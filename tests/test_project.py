@@ -18,7 +18,7 @@ import pytest
 import spacy
 import srsly
 
-from conftest import REPO
+from conftest import REPO, first_sentences
 
 SCRIPTS = REPO / "scripts" / "project"
 sys.path.insert(0, str(SCRIPTS))
@@ -985,10 +985,6 @@ def test_plots_spacy_fifth_curve(metrics_with_spacy, tmp_path, monkeypatch):
     vietnamese = next(fig for fig in figures if "Vietnamese" in fig._suptitle.get_text())
     # Vietnamese ran at one budget: a bar chart, with no spaCy bar.
     assert [t.get_text() for t in vietnamese.axes[0].get_xticklabels()] == ["No-Char", "char→tag"]
-
-
-def first_sentences(path: Path, n: int) -> str:
-    return "\n\n".join(path.read_text(encoding="utf8").split("\n\n")[:n]) + "\n\n"
 
 
 def test_evaluate_spacy_tagger_morphologizer(tmp_path, capsys):

@@ -32,7 +32,7 @@ from spacy_mimick.pytorch_tagger_model import head_offsets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
-from evaluate import read_docs, score_predictions, tagger_name  # noqa: E402
+from evaluate import read_docs, score_predictions, tagger_name, untagged_copies  # noqa: E402
 
 BATCH_SIZE = 256
 
@@ -56,12 +56,11 @@ def labels_of(component: Any) -> List[Tuple[str, List[str]]]:
     return [("morph", list(component.labels))]
 
 
-def member_probabilities(nlp: Language, name: str, component: Any, docs: List[Doc]) -> numpy.ndarray:
-    """(n_tokens, n_outputs) probabilities of one member on ``docs`` (gold words, untagged)."""
-    for other, proc in nlp.pipeline:
-        if other == name:
-            break
-        docs = list(proc.pipe(docs, batch_size=BATCH_SIZE)) if hasattr(proc, "pipe") else [proc(d) for d in docs]
+def member_probabilities(nlp: Language, name: str, component: Any, gold: List[Doc]) -> Tuple[List[Doc], numpy.ndarray]:
+    """One member on copies of the gold words: the Docs as the components before ``name`` leave
+    them, and the (n_tokens, n_outputs) probabilities of ``name``."""
+    after = nlp.pipe_names[nlp.pipe_names.index(name):]
+    docs = list(nlp.pipe(untagged_copies(gold, nlp.vocab), batch_size=BATCH_SIZE, disable=after))
     scores = []
     for i in range(0, len(docs), BATCH_SIZE):
         scores.extend(component.model.predict(docs[i : i + BATCH_SIZE]))
@@ -71,7 +70,7 @@ def member_probabilities(nlp: Language, name: str, component: Any, docs: List[Do
         for start, end in zip(offsets[:-1], offsets[1:]):
             logits = flat[:, start:end] - flat[:, start:end].max(axis=1, keepdims=True)
             flat[:, start:end] = numpy.exp(logits) / numpy.exp(logits).sum(axis=1, keepdims=True)
-    return flat
+    return docs, flat
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -88,35 +87,40 @@ def main(argv: Optional[List[str]] = None) -> None:
     start = time.perf_counter()
     total = None
     first = None
+    gold = None
     members = []
     for model in args.models:
         nlp = spacy.load(model)
-        gold = read_docs(args.test, nlp)
-        docs = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in gold]
+        if gold is None:
+            gold = read_docs(args.test, nlp)  # the first member's vocab, which scores the result
         name, component = ensembled_component(nlp, model)
         heads = labels_of(component)
         if first is not None and heads != first["heads"]:
             raise SystemExit(f"error: {model}'s {name} predicts other labels than {args.models[0]}'s "
                              f"{first['name']}; ensemble members must be trained on the same data")
-        probs = member_probabilities(nlp, name, component, docs)
+        docs, probs = member_probabilities(nlp, name, component, gold)
         own = single_pos_accuracy(probs, heads, gold)
         members.append({"model": str(model), "pos_acc": own})
         print(f"{model}: POS {100 * own:.2f} alone")
         total = probs if total is None else total + probs
         if first is None:
-            first = {"nlp": nlp, "name": name, "component": component, "heads": heads, "gold": gold}
+            first = {"nlp": nlp, "name": name, "component": component, "heads": heads, "docs": docs}
 
-    nlp, component, heads, gold = first["nlp"], first["component"], first["heads"], first["gold"]
+    nlp, name, component, heads, predicted = (first[k] for k in ("nlp", "name", "component", "heads", "docs"))
     offsets = head_offsets([len(values) for _, values in heads])
     ids = numpy.stack([total[:, a:b].argmax(axis=1) for a, b in zip(offsets[:-1], offsets[1:])], axis=1)
     lengths = [len(d) for d in gold]
     per_doc = numpy.split(ids, numpy.cumsum(lengths)[:-1])
-    docs = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in gold]
-    predicted = list(nlp.pipe(docs, batch_size=BATCH_SIZE))  # the first member's other annotations
+    # The first member's Docs, as its components before the averaged one left them; its
+    # components after it (none in the project's pipelines) then run as they would.
     if hasattr(component, "_heads"):
         component.set_annotations(predicted, per_doc)
     else:
         component.set_annotations(predicted, [row[:, 0] for row in per_doc])
+    later = nlp.pipe_names[nlp.pipe_names.index(name) + 1 :]
+    if later:
+        keep = nlp.pipe_names[: nlp.pipe_names.index(name) + 1]
+        predicted = list(nlp.pipe(predicted, batch_size=BATCH_SIZE, disable=keep))
     seconds = time.perf_counter() - start
 
     train_docs = read_docs(args.train, nlp) if args.train is not None else None

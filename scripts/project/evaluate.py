@@ -76,9 +76,14 @@ def parser_name(nlp: Language) -> Optional[str]:
     return None
 
 
+def untagged_copies(gold: List[Doc], vocab) -> List[Doc]:
+    """The gold Docs' words and spaces, without annotation, as Docs of ``vocab``."""
+    return [Doc(vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in gold]
+
+
 def evaluate_pipeline(nlp: Language, gold: List[Doc], train_words: Optional[set] = None) -> Dict[str, Any]:
     """Tag copies of the gold Docs' words; return (scores, predicted docs, seconds)."""
-    inputs = [Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc]) for doc in gold]
+    inputs = untagged_copies(gold, nlp.vocab)
     start = time.perf_counter()
     predicted = list(nlp.pipe(inputs, batch_size=256))
     seconds = time.perf_counter() - start
