@@ -34,6 +34,7 @@ POS_HEAD = "POS"
 NONE = 0  # index of the NONE value in every attribute head
 IGNORE = -1  # gold id of a head that has no usable annotation on a token
 LOSSES = ("sum", "weighted")
+DECODES = ("heads", "bundles")
 
 # The default network is the best measured one (docs: MimickTagger.v3, Both variant: Mimick's
 # prediction for every token beside its word vector, and char->tag's character BiLSTM). It reads
@@ -66,6 +67,7 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
         "model": DEFAULT_MIMICK_TAGGER_MODEL,
         "loss": "sum",
         "label_smoothing": 0.0,
+        "decode": "heads",
         "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
     },
     default_score_weights={
@@ -82,6 +84,7 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
 def make_mimick_tagger(
     nlp: Language, name: str, model: Model, loss: str, scorer: Optional[Callable],
     label_smoothing: float = 0.0,
+    decode: str = "heads",
 ) -> "MimickTagger":
     """Create a MimickTagger.
 
@@ -90,10 +93,19 @@ def make_mimick_tagger(
     label_smoothing (float): As spaCy's tagger's: each head's target puts
         ``1 - label_smoothing`` on the gold value and spreads ``label_smoothing`` evenly
         over the head's other values. 0.0 (the default) is the plain NLL.
+    decode (str): "heads" (the default, the paper's): each head's most probable value.
+        "bundles": the most probable POS + features combination among those seen in the
+        training data (the sum of the heads' log-probabilities), as spaCy's morphologizer,
+        whose labels are such combinations, can only predict seen ones. Read at prediction
+        time only, so a trained pipeline can switch: ``spacy.load(path, config={"components":
+        {"mimick_tagger": {"decode": "bundles"}}})``.
     scorer (Optional[Callable]): Called as ``scorer(examples, train_words=..., in_vectors=...)``
         (see :meth:`MimickTagger.score`).
     """
-    return MimickTagger(nlp.vocab, model, name, loss=loss, scorer=scorer, label_smoothing=label_smoothing)
+    return MimickTagger(
+        nlp.vocab, model, name, loss=loss, scorer=scorer, label_smoothing=label_smoothing,
+        decode=decode,
+    )
 
 
 class MimickTagger(TrainablePipe):
@@ -115,6 +127,7 @@ class MimickTagger(TrainablePipe):
         loss: str = "sum",
         scorer: Optional[Callable] = score_attributes,
         label_smoothing: float = 0.0,
+        decode: str = "heads",
     ):
         if loss not in LOSSES:
             raise ValueError(f"mimick_tagger: loss must be one of {LOSSES}, got {loss!r}")
@@ -122,11 +135,17 @@ class MimickTagger(TrainablePipe):
         # attribute head has at least 2 values, NONE and one more); thinc's bound is (K-1)/K.
         if not 0.0 <= label_smoothing < 0.5:
             raise ValueError(f"mimick_tagger: label_smoothing must be in [0, 0.5), got {label_smoothing!r}")
+        if decode not in DECODES:
+            raise ValueError(f"mimick_tagger: decode must be one of {DECODES}, got {decode!r}")
         self.vocab = vocab
         self.model = model
         self.name = name
+        # Not in cfg: from_disk updates cfg from the saved one, which would overrule the
+        # config's choice when a trained pipeline is loaded with another decode.
+        self.decode = decode
         self._rehearsal_model = None
         cfg: Dict[str, Any] = {
+            "bundles": [],
             "labels_pos": [],
             "labels_morph": {},
             "attr_weights": {},
@@ -230,6 +249,7 @@ class MimickTagger(TrainablePipe):
             mimick_width=mimick_width,
         )
         self._set_shapes(head_priors=priors)
+        self.learn_bundles(get_examples())
         doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
         if not doc_sample:
             raise ValueError(Errors.E923.format(name=self.name))
@@ -244,6 +264,30 @@ class MimickTagger(TrainablePipe):
                 doc_sample = (list(proc.pipe(doc_sample)) if hasattr(proc, "pipe")
                               else [proc(doc) for doc in doc_sample])
         self.model.initialize(X=doc_sample)
+
+    def learn_bundles(self, examples: Iterable[Example]) -> int:
+        """Store the POS + features combinations of ``examples``' annotated tokens, which
+        ``decode = "bundles"`` chooses from, and return how many there are. ``initialize``
+        calls it with the training data; call it on a pipeline trained before it existed.
+
+        A combination with a POS or attribute value outside the label sets (given to
+        initialize as ``labels``) is left out: the heads have no output for it.
+        """
+        value_index = self._value_index()
+        bundles = set()
+        for example in examples:
+            for token in example.reference:
+                feats = token.morph.to_dict()
+                if not token.pos_ and not feats:
+                    continue
+                row = [value_index[0].get(token.pos_)]
+                for h, (attr, _) in enumerate(self._heads[1:], 1):
+                    value = feats.get(attr)
+                    row.append(NONE if value is None else value_index[h].get(value))
+                if None not in row and len(feats) == sum(1 for v in row[1:] if v != NONE):
+                    bundles.add(tuple(row))
+        self.cfg["bundles"] = [list(row) for row in sorted(bundles)]
+        return len(bundles)
 
     def _check_mimick_features(self, nlp: Optional[Language]) -> None:
         """Refuse to initialize a model that reads Mimick's prediction for every token
@@ -328,10 +372,38 @@ class MimickTagger(TrainablePipe):
         scores = self.model.predict(docs)
         flat = numpy.concatenate(scores)
         offsets = head_offsets([len(values) for _, values in self._heads])
-        ids = numpy.stack(
-            [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
-        )
+        if self.decode == "bundles":
+            ids = self._best_bundles(flat, offsets)
+        else:
+            ids = numpy.stack(
+                [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
+            )
         return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
+
+    def _best_bundles(self, flat: Floats2d, offsets: List[int]) -> Ints2d:
+        """Per token, the value ids of the seen bundle whose heads' log-probabilities sum
+        highest (``decode = "bundles"``)."""
+        if not self.cfg.get("bundles"):
+            raise ValueError(
+                f"{self.name}: decode = 'bundles' needs the POS + features combinations of the "
+                f"training data, and this pipeline has none (it was trained before they were "
+                f"stored). Call nlp.get_pipe({self.name!r}).learn_bundles(examples) with the "
+                f"training Examples, or use decode = 'heads'"
+            )
+        bundles = numpy.asarray(self.cfg["bundles"], dtype="int64")  # (n_bundles, n_heads)
+        log_probs = numpy.empty_like(flat)
+        for h in range(len(offsets) - 1):
+            logits = flat[:, offsets[h] : offsets[h + 1]]
+            logits = logits - logits.max(axis=1, keepdims=True)
+            log_probs[:, offsets[h] : offsets[h + 1]] = logits - numpy.log(
+                numpy.exp(logits).sum(axis=1, keepdims=True)
+            )
+        # members[o, b] = 1 where output o is one of bundle b's values, so that
+        # (log_probs @ members)[t, b] is bundle b's sum of log-probabilities at token t.
+        members = numpy.zeros((flat.shape[1], len(bundles)), dtype=flat.dtype)
+        columns = bundles + numpy.asarray(offsets[:-1], dtype="int64")[None, :]
+        members[columns, numpy.arange(len(bundles))[:, None]] = 1.0
+        return bundles[(log_probs @ members).argmax(axis=1)]
 
     def set_annotations(self, docs: Iterable[Doc], batch_ids: List[Ints2d]) -> None:
         """Set ``token.pos`` and ``token.morph`` (non-NONE attributes, normalized by spaCy)."""

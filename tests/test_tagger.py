@@ -265,6 +265,61 @@ def test_bad_label_smoothing_is_refused(value):
         spacy.blank("en").add_pipe("mimick_tagger", config={"label_smoothing": value})
 
 
+def _bundle(token):
+    return token.pos_, str(token.morph)
+
+
+def test_bundle_decoding_predicts_only_training_combinations(trained, tmp_path):
+    """decode = "bundles" picks, per token, the POS + features combination seen in training
+    whose heads' log-probabilities sum highest; a trained pipeline switches by config."""
+    nlp, train, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    seen = {_bundle(t) for eg in train for t in eg.reference}
+    assert len(tagger.cfg["bundles"]) == len(seen)
+    docs = [eg.predicted for eg in dev[:100]]
+    nlp.to_disk(tmp_path / "pipeline")
+    by_bundles = spacy.load(tmp_path / "pipeline", config={"components": {"mimick_tagger": {"decode": "bundles"}}})
+    assert by_bundles.get_pipe("mimick_tagger").decode == "bundles"
+    texts = [doc.text for doc in docs]
+    heads = [[_bundle(t) for t in doc] for doc in nlp.pipe(texts)]
+    bundles = [[_bundle(t) for t in doc] for doc in by_bundles.pipe(texts)]
+    assert all(b in seen for doc in bundles for b in doc)
+    assert any(b not in seen for doc in heads for b in doc)  # what the heads alone do
+    # Where the heads' own combination was seen, it is also the best seen one.
+    same = [h == b for hs, bs in zip(heads, bundles) for h, b in zip(hs, bs) if h in seen]
+    assert same and all(same)
+    # The chosen bundle is the best-scoring one, by brute force on a few tokens.
+    flat = numpy.concatenate(_scores(nlp, docs[:3]))
+    sizes = [len(values) for _, values in tagger._heads]
+    offsets = numpy.cumsum([0] + sizes)
+    log_probs = [
+        flat[:, a:b] - numpy.log(numpy.exp(flat[:, a:b]).sum(axis=1, keepdims=True))
+        for a, b in zip(offsets[:-1], offsets[1:])
+    ]
+    for t in range(len(flat)):
+        totals = [sum(lp[t, v] for lp, v in zip(log_probs, row)) for row in tagger.cfg["bundles"]]
+        chosen = by_bundles.get_pipe("mimick_tagger")._best_bundles(flat[t : t + 1], list(offsets))[0]
+        assert list(chosen) == tagger.cfg["bundles"][int(numpy.argmax(totals))]
+
+
+def test_bundle_decoding_needs_bundles(trained):
+    nlp, train, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    saved = tagger.cfg["bundles"]
+    tagger.decode = "bundles"
+    try:
+        tagger.cfg["bundles"] = []  # a pipeline trained before bundles were stored
+        with pytest.raises(ValueError, match="learn_bundles"):
+            tagger.predict([dev[0].predicted])
+        assert tagger.learn_bundles(train) == len(saved)
+        assert tagger.cfg["bundles"] == saved
+    finally:
+        tagger.decode = "heads"
+        tagger.cfg["bundles"] = saved
+    with pytest.raises(ValueError, match="decode must be one of"):
+        spacy.blank("en").add_pipe("mimick_tagger", config={"decode": "best"})
+
+
 def test_serialization_round_trips(trained, vectors_dir, tmp_path):
     nlp, _, dev = trained
     docs = [eg.predicted for eg in dev[:50]]
