@@ -1,5 +1,6 @@
-"""scripts/project/ensemble.py: an ensemble of trained taggers, Mimick taggers or spaCy's
-morphologizers, each trained for a few steps on 40 EWT sentences by ``spacy train``."""
+"""scripts/project/ensemble.py (an ensemble of trained taggers) and evaluate.py's decode option,
+on Mimick taggers or spaCy's morphologizers, each trained for a few steps on 40 EWT sentences by
+``spacy train``."""
 import gzip
 import json
 import sys
@@ -99,3 +100,24 @@ def test_members_must_share_their_labels(runs):
         ensemble_script.main([str(runs / "test.conllu"), str(runs / "bad"), "mixed", *models])
     with pytest.raises(SystemExit, match="two or more models"):
         ensemble_script.main([str(runs / "test.conllu"), str(runs / "bad"), "one", models[0]])
+
+
+def test_evaluate_decodes_by_bundles_on_request(runs, capsys):
+    """evaluate.py --tagger-decode bundles scores the tagger with decode = "bundles": every
+    prediction is a POS + features combination of the training data; scores saved with the
+    other decode are not taken for up to date."""
+    out = runs / "bundles"
+    args = [str(runs / "test.conllu"), str(runs / "s0"), str(out), "--train", str(runs / "train.conllu"),
+            "--variants", "chartag"]
+    evaluate_script.main(args + ["--tagger-decode", "bundles"])
+    assert json.loads((out / "chartag.json").read_text())["decode"] == "bundles"
+    seen = {(t.pos_, str(t.morph)) for d in read_conllu(runs / "train.conllu", spacy.blank("en").vocab) for t in d}
+    predicted = _predictions(out / "chartag.spacy")
+    assert predicted and set(predicted) <= seen
+    capsys.readouterr()
+    evaluate_script.main(args + ["--tagger-decode", "bundles"])
+    assert "up to date" in capsys.readouterr().out
+    evaluate_script.main(args + ["--tagger-decode", "heads"])
+    assert "up to date" not in capsys.readouterr().out
+    assert json.loads((out / "chartag.json").read_text())["decode"] == "heads"
+    assert _predictions(out / "chartag.spacy") == _predictions(runs / "metrics0" / "chartag.spacy")

@@ -55,6 +55,13 @@ def newest_mtime(path: Path) -> float:
     return max((p.stat().st_mtime for p in path.rglob("*") if p.is_file()), default=0.0)
 
 
+def decoded_as(scores_json: Path, decode: Optional[str]) -> bool:
+    """Whether the scores in ``scores_json`` were made with ``decode`` (None: any)."""
+    if decode is None:
+        return True
+    return json.loads(scores_json.read_text(encoding="utf8")).get("decode", "heads") == decode
+
+
 def tagger_name(nlp: Language) -> Optional[str]:
     for name in nlp.pipe_names:
         if nlp.get_pipe_meta(name).factory == "mimick_tagger":
@@ -126,6 +133,9 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--n-tokens", type=int, default=None, help="The run's token budget (0: full)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--force", action="store_true", help="Re-evaluate up-to-date variants too")
+    parser.add_argument("--tagger-decode", choices=("heads", "bundles"), default=None,
+                        help="Set the mimick_tagger's decode (default: the pipeline's own): 'bundles' "
+                             "chooses among the POS + features combinations seen in training")
     args = parser.parse_args(argv)
 
     args.output_dir.mkdir(parents=True, exist_ok=True)
@@ -138,11 +148,15 @@ def main(argv: Optional[List[str]] = None) -> None:
             print(f"{variant}: no pipeline at {model}, skipped")
             continue
         inputs_mtime = max(newest_mtime(model), newest_mtime(args.test))
-        if not args.force and out_json.exists() and out_json.stat().st_mtime > inputs_mtime:
+        if (not args.force and out_json.exists() and out_json.stat().st_mtime > inputs_mtime
+                and decoded_as(out_json, args.tagger_decode)):
             print(f"{variant}: {out_json} is up to date")
             done += 1
             continue
         nlp = spacy.load(model)
+        tagger = tagger_name(nlp)
+        if args.tagger_decode and tagger and nlp.get_pipe(tagger).decode != args.tagger_decode:
+            nlp.get_pipe(tagger).decode = args.tagger_decode
         gold = read_docs(args.test, nlp)
         if args.train is not None and train_docs is None:
             train_docs = read_docs(args.train, nlp)
@@ -161,6 +175,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             "n_test_sentences": len(gold),
             "model": str(model),
             "pipeline": nlp.pipe_names,
+            "decode": nlp.get_pipe(tagger).decode if tagger else None,
             "vectors": {"rows": nlp.vocab.vectors.shape[0], "width": nlp.vocab.vectors.shape[1],
                         "name": nlp.vocab.vectors.name},
             "test": str(args.test),
