@@ -121,3 +121,26 @@ def test_evaluate_decodes_by_bundles_on_request(runs, capsys):
     assert "up to date" not in capsys.readouterr().out
     assert json.loads((out / "chartag.json").read_text())["decode"] == "heads"
     assert _predictions(out / "chartag.spacy") == _predictions(runs / "metrics0" / "chartag.spacy")
+
+
+def test_evaluate_learns_bundles_for_older_pipelines(runs, tmp_path, capsys):
+    """A pipeline saved before the tagger stored its combinations decodes by bundles with
+    the ones of --train, and without --train evaluate.py says what it needs."""
+    import shutil
+
+    shutil.copytree(runs / "s0" / "chartag", tmp_path / "old" / "chartag")
+    cfg_path = tmp_path / "old" / "chartag" / "model-best" / "mimick_tagger" / "cfg"
+    cfg = json.loads(cfg_path.read_text())
+    n_bundles = len(cfg.pop("bundles"))
+    cfg_path.write_text(json.dumps(cfg))
+    args = [str(runs / "test.conllu"), str(tmp_path / "old"), str(tmp_path / "out"), "--variants", "chartag",
+            "--tagger-decode", "bundles"]
+    with pytest.raises(SystemExit, match="give its training set as --train"):
+        evaluate_script.main(args)
+    capsys.readouterr()
+    evaluate_script.main(args + ["--train", str(runs / "train.conllu")])
+    assert f"{n_bundles} POS + features combinations" in capsys.readouterr().out
+    # The same predictions as with the combinations the pipeline stores itself.
+    evaluate_script.main([str(runs / "test.conllu"), str(runs / "s0"), str(tmp_path / "stored"),
+                          "--variants", "chartag", "--tagger-decode", "bundles"])
+    assert _predictions(tmp_path / "out" / "chartag.spacy") == _predictions(tmp_path / "stored" / "chartag.spacy")

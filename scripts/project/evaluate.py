@@ -125,7 +125,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("test", type=Path, help="Gold test set (.spacy or .conllu)")
     parser.add_argument("models_dir", type=Path, help="Folder with <variant>/model-best pipelines")
     parser.add_argument("output_dir", type=Path, help="Folder for <variant>.json and <variant>.spacy")
-    parser.add_argument("--train", type=Path, default=None, help="The training set (.spacy or .conllu), for its size")
+    parser.add_argument("--train", type=Path, default=None, help="The training set (.spacy or .conllu), for its size "
+                        "(and its POS + features combinations, for --tagger-decode bundles with older pipelines)")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="Comma-separated variants to evaluate")
     parser.add_argument("--model-subdir", default="model-best", help="Pipeline folder inside each variant's folder")
     parser.add_argument("--treebank", default=None)
@@ -160,6 +161,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         gold = read_docs(args.test, nlp)
         if args.train is not None and train_docs is None:
             train_docs = read_docs(args.train, nlp)
+        if tagger and nlp.get_pipe(tagger).decode == "bundles" and not nlp.get_pipe(tagger).cfg.get("bundles"):
+            if train_docs is None:
+                raise SystemExit(f"error: {model} was trained before the tagger stored its POS + features "
+                                 f"combinations; give its training set as --train to decode by bundles")
+            n = nlp.get_pipe(tagger).learn_bundles(Example(doc, doc) for doc in train_docs)
+            print(f"{variant}: {n} POS + features combinations from {args.train} (not stored in the pipeline)")
         train_words = {t.text for d in train_docs for t in d} if train_docs is not None else None
         result = evaluate_pipeline(nlp, gold, train_words)
         n_test = sum(len(d) for d in gold)
