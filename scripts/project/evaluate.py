@@ -22,6 +22,11 @@ the baseline beside the paper's four. A pipeline without a ``mimick_tagger`` is 
 (the same file the run trained on), OOV(vec) against the pipeline's static vectors (exact or
 lowercase form, as the Mimick taggers' lowercase backoff).
 
+``--tagger-decode bundles`` scores a Mimick tagger with ``decode = "bundles"`` (only POS + features
+combinations seen in training; see ``spacy_mimick.tagger_component``), the JSON's ``decode`` says
+which decoding made the scores. A pipeline saved before the tagger stored its combinations learns
+them from ``--train``.
+
 A pipeline with a parser (the ``spacy-models`` workflow) also gets ``dep_uas`` / ``dep_las``
 (every word, punctuation included) overall, ``oov_train_*`` and ``oov_vec_*``
 (:func:`spacy_mimick.scorer.score_dependencies`), spaCy's own parser scores (punctuation left
@@ -156,7 +161,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             continue
         nlp = spacy.load(model)
         tagger = tagger_name(nlp)
-        if args.tagger_decode and tagger and nlp.get_pipe(tagger).decode != args.tagger_decode:
+        if args.tagger_decode and tagger:
             nlp.get_pipe(tagger).decode = args.tagger_decode
         gold = read_docs(args.test, nlp)
         if args.train is not None and train_docs is None:
