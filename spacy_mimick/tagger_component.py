@@ -392,12 +392,8 @@ class MimickTagger(TrainablePipe):
             )
         bundles = numpy.asarray(self.cfg["bundles"], dtype="int64")  # (n_bundles, n_heads)
         log_probs = numpy.empty_like(flat)
-        for h in range(len(offsets) - 1):
-            logits = flat[:, offsets[h] : offsets[h + 1]]
-            logits = logits - logits.max(axis=1, keepdims=True)
-            log_probs[:, offsets[h] : offsets[h + 1]] = logits - numpy.log(
-                numpy.exp(logits).sum(axis=1, keepdims=True)
-            )
+        for start, end in zip(offsets[:-1], offsets[1:]):
+            log_probs[:, start:end] = _log_softmax(flat[:, start:end])
         # members[o, b] = 1 where output o is one of bundle b's values, so that
         # (log_probs @ members)[t, b] is bundle b's sum of log-probabilities at token t.
         members = numpy.zeros((flat.shape[1], len(bundles)), dtype=flat.dtype)
@@ -472,15 +468,12 @@ class MimickTagger(TrainablePipe):
             rows = numpy.flatnonzero(gold[:, h] != IGNORE)
             if not len(rows) or not weight:
                 continue
-            logits = flat[rows, offsets[h] : offsets[h + 1]]
-            logits = logits - logits.max(axis=1, keepdims=True)
-            log_norm = numpy.log(numpy.exp(logits).sum(axis=1, keepdims=True))
-            log_probs = logits - log_norm
+            log_probs = _log_softmax(flat[rows, offsets[h] : offsets[h + 1]])
             targets = gold[rows, h]
-            n_values = logits.shape[1]
+            n_values = log_probs.shape[1]
             if smoothing and n_values > 1:
                 # The targets of thinc's to_categorical(label_smoothing=...), as spaCy's tagger.
-                target = numpy.full(logits.shape, smoothing / (n_values - 1), dtype=logits.dtype)
+                target = numpy.full(log_probs.shape, smoothing / (n_values - 1), dtype=log_probs.dtype)
                 target[numpy.arange(len(rows)), targets] = 1.0 - smoothing
                 loss -= weight * float((target * log_probs).sum())
                 d_head = numpy.exp(log_probs) - target
@@ -575,6 +568,12 @@ class MimickTagger(TrainablePipe):
             self.model.from_bytes(data)
         except AttributeError:
             raise ValueError(Errors.E149) from None
+
+
+def _log_softmax(logits: Floats2d) -> Floats2d:
+    """Row-wise log-softmax of one head's logits (shifted by each row's max, for stability)."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    return shifted - numpy.log(numpy.exp(shifted).sum(axis=1, keepdims=True))
 
 
 def _shims(model: Model) -> List[Any]:
