@@ -160,17 +160,18 @@ def main(argv: Optional[List[str]] = None) -> None:
             done += 1
             continue
         nlp = spacy.load(model)
-        tagger = tagger_name(nlp)
+        name = tagger_name(nlp)
+        tagger = nlp.get_pipe(name) if name else None
         if args.tagger_decode and tagger:
-            nlp.get_pipe(tagger).decode = args.tagger_decode
+            tagger.decode = args.tagger_decode
         gold = read_docs(args.test, nlp)
         if args.train is not None and train_docs is None:
             train_docs = read_docs(args.train, nlp)
-        if tagger and nlp.get_pipe(tagger).decode == "bundles" and not nlp.get_pipe(tagger).cfg.get("bundles"):
+        if tagger and tagger.decode == "bundles" and not tagger.cfg.get("bundles"):
             if train_docs is None:
                 raise SystemExit(f"error: {model} was trained before the tagger stored its POS + features "
                                  f"combinations; give its training set as --train to decode by bundles")
-            n = nlp.get_pipe(tagger).learn_bundles(Example(doc, doc) for doc in train_docs)
+            n = tagger.learn_bundles(Example(doc, doc) for doc in train_docs)
             print(f"{variant}: {n} POS + features combinations from {args.train} (not stored in the pipeline)")
         train_words = {t.text for d in train_docs for t in d} if train_docs is not None else None
         result = evaluate_pipeline(nlp, gold, train_words)
@@ -187,7 +188,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             "n_test_sentences": len(gold),
             "model": str(model),
             "pipeline": nlp.pipe_names,
-            "decode": nlp.get_pipe(tagger).decode if tagger else None,
+            "decode": tagger.decode if tagger else None,
             "vectors": {"rows": nlp.vocab.vectors.shape[0], "width": nlp.vocab.vectors.shape[1],
                         "name": nlp.vocab.vectors.name},
             "test": str(args.test),
