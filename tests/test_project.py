@@ -23,6 +23,7 @@ from conftest import REPO, first_sentences
 SCRIPTS = REPO / "scripts" / "project"
 sys.path.insert(0, str(SCRIPTS))
 
+import confusions as confusions_script  # noqa: E402
 import data as data_script  # noqa: E402
 import evaluate as evaluate_script  # noqa: E402
 import init_vectors as init_vectors_script  # noqa: E402
@@ -559,6 +560,44 @@ def test_significance_on_tokens_without_a_vector(tmp_path, capsys):
     assert oov_vec["n_tokens"] == 60  # "zorblaxed" and "."
     assert (oov_vec["pos_acc_a"], oov_vec["pos_acc_b"]) == (0.5, 1.0) and oov_vec["pos_p_value"] < 1e-6
     assert "OOV(vec) POS +50.00" in capsys.readouterr().out
+
+
+def test_confusions_pooled_over_runs(tmp_path, capsys):
+    """confusions.py: each system's gold -> predicted POS confusions summed over the runs, the part
+    where the other system is right, the split by each run's own training vocabulary, and the
+    forms behind one system's errors where the other is right."""
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("fr").vocab
+    words = ["Bangui", "verger", "le", "chat"]
+    gold_pos = ["PROPN", "NOUN", "DET", "NOUN"]
+
+    def docbin(path, pos):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        DocBin(docs=[Doc(vocab, words=words, pos=pos)], attrs=["ORTH", "POS"]).to_disk(path)
+
+    docbin(tmp_path / "gold.spacy", gold_pos)
+    for run, train_words in (("n10.s0", ["le", "chat"]), ("n10.s1", ["le", "chat", "verger"])):
+        # A: "verger" wrong as VERB; B: "Bangui" wrong as NOUN, and "verger" as VERB too.
+        docbin(tmp_path / run / "spacy.spacy", ["PROPN", "VERB", "DET", "NOUN"])
+        docbin(tmp_path / run / "both.spacy", ["NOUN", "VERB", "DET", "NOUN"])
+        DocBin(docs=[Doc(vocab, words=train_words)]).to_disk(tmp_path / f"train.{run}.spacy")
+    confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"), str(tmp_path / "n10.s1"),
+                            "--train-template", str(tmp_path / "train.{run}.spacy"),
+                            "--output", str(tmp_path / "conf.json")])
+    result = json.loads((tmp_path / "conf.json").read_text())
+    assert result["n_tokens"] == {"all": 8, "oov": 3}  # Bangui twice, verger in s0
+    assert result["a"] == [["NOUN", "VERB", 2]] and result["a_only"] == []
+    assert sorted(result["b"]) == [["NOUN", "VERB", 2], ["PROPN", "NOUN", 2]]
+    assert result["b_only"] == [["PROPN", "NOUN", 2]] and result["b_only_forms"] == [["PROPN", "NOUN", "Bangui", 2]]
+    assert result["a_oov"] == [["NOUN", "VERB", 1]]  # verger is a training form in s1
+    assert sorted(result["b_oov"]) == [["NOUN", "VERB", 1], ["PROPN", "NOUN", 2]]
+    out = capsys.readouterr().out
+    assert "| PROPN -> NOUN | 0 | 2 | +2 | 0 | 2 | 0 | 2 |" in out
+    assert "both wrong where spacy is right, most frequent: Bangui (PROPN->NOUN) 2" in out
+    with pytest.raises(SystemExit, match="has no {run}"):
+        confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"),
+                                "--train-template", "train.spacy", "--output", str(tmp_path / "x.json")])
 
 # -- report.py and plots.py on synthetic metrics ----------------------------------------------------
 

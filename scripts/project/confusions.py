@@ -1,0 +1,133 @@
+"""Where two taggers' POS errors lie: the confusions (gold -> predicted UPOS) of system A and of
+system B on the same test set, pooled over runs (subsamples), with the errors each makes where the
+other is right.
+
+    python scripts/project/confusions.py GOLD.spacy RUN_DIR [RUN_DIR ...] --a spacy --b both \
+        --train-template corpus/UD_French-Sequoia/train.{run}.spacy --output OUT.json [--top 15]
+
+Each RUN_DIR holds ``evaluate.py``'s predictions ``A.spacy`` and ``B.spacy`` (e.g.
+``metrics/UD_French-Sequoia_lowres/n10000.s0``); ``--train-template`` names each run's training
+set, ``{run}`` being the run folder's name, for the split by training vocabulary ("OOV" = a form
+not in that run's training set, as in the paper's OOV columns). Prints a Markdown table of the
+``--top`` confusions by the two systems' errors together and the forms behind B's errors where A
+is right; writes every count to the JSON file.
+
+This is how the project finds out where the points go between two systems that
+``significance.py`` says differ: a confusion one system makes far more often than the other
+is a candidate for a change, one both make is not.
+"""
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+import spacy
+from spacy.tokens import DocBin
+
+from significance import load_examples
+
+
+def count_confusions(examples_a, examples_b, train_words: Optional[set] = None) -> Dict[str, Counter]:
+    """Counters keyed by (gold POS, predicted POS) for ``a``, ``b``, ``a_only`` (A wrong, B right),
+    ``b_only``, their ``_oov`` parts (form not in ``train_words``), and ``b_only_forms`` /
+    ``a_only_forms`` keyed by (gold, predicted, form). Tokens without a gold POS are skipped, as
+    the scorer skips them; ``n_tokens`` counts the others."""
+    counts: Dict[str, Counter] = {k: Counter() for k in (
+        "a", "b", "a_only", "b_only", "a_oov", "b_oov", "a_only_forms", "b_only_forms", "n_tokens")}
+    for eg_a, eg_b in zip(examples_a, examples_b):
+        for gold, pred_a, pred_b in zip(eg_a.reference, eg_a.predicted, eg_b.predicted):
+            if not gold.pos:
+                continue
+            counts["n_tokens"]["all"] += 1
+            oov = train_words is not None and gold.text not in train_words
+            counts["n_tokens"]["oov"] += oov
+            for name, pred, other in (("a", pred_a, pred_b), ("b", pred_b, pred_a)):
+                if pred.pos_ == gold.pos_:
+                    continue
+                key = (gold.pos_, pred.pos_)
+                counts[name][key] += 1
+                if oov:
+                    counts[f"{name}_oov"][key] += 1
+                if other.pos_ == gold.pos_:
+                    counts[f"{name}_only"][key] += 1
+                    counts[f"{name}_only_forms"][(gold.pos_, pred.pos_, gold.text)] += 1
+    return counts
+
+
+def table(counts: Dict[str, Counter], name_a: str, name_b: str, top: int, oov: bool = True) -> str:
+    """A Markdown table of the ``top`` confusions (with the OOV columns if ``oov``), then the most
+    frequent forms behind each system's errors where the other is right."""
+    n = counts["n_tokens"]["all"]
+    total_a, total_b = sum(counts["a"].values()), sum(counts["b"].values())
+    pairs = sorted(set(counts["a"]) | set(counts["b"]), key=lambda k: (-(counts["a"][k] + counts["b"][k]), k))
+    lines = [
+        f"{n:,} test tokens; POS errors: {name_a} {total_a:,} ({100 * total_a / n:.2f}%), "
+        f"{name_b} {total_b:,} ({100 * total_b / n:.2f}%)",
+        "",
+        f"| gold -> predicted | {name_a} | {name_b} | {name_b} − {name_a} | {name_a} only | {name_b} only "
+        f"| {name_a} on OOV | {name_b} on OOV |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key in pairs[:top]:
+        lines.append(f"| {key[0]} -> {key[1]} | {counts['a'][key]} | {counts['b'][key]} | "
+                     f"{counts['b'][key] - counts['a'][key]:+d} | {counts['a_only'][key]} | {counts['b_only'][key]} | "
+                     f"{counts['a_oov'][key]} | {counts['b_oov'][key]} |")
+    rest = pairs[top:]
+    if rest:
+        rest_a, rest_b = sum(counts["a"][k] for k in rest), sum(counts["b"][k] for k in rest)
+        lines.append(f"| {len(rest)} other confusions | {rest_a} | {rest_b} | {rest_b - rest_a:+d} | "
+                     f"{sum(counts['a_only'][k] for k in rest)} | {sum(counts['b_only'][k] for k in rest)} | "
+                     f"{sum(counts['a_oov'][k] for k in rest)} | {sum(counts['b_oov'][k] for k in rest)} |")
+    lines.append(f"| all | {total_a} | {total_b} | {total_b - total_a:+d} | {sum(counts['a_only'].values())} | "
+                 f"{sum(counts['b_only'].values())} | {sum(counts['a_oov'].values())} | "
+                 f"{sum(counts['b_oov'].values())} |")
+    if not oov:
+        lines[2:] = ["|".join(line.split("|")[:-3]) + "|" for line in lines[2:]]
+    for name, other, key in ((name_b, name_a, "b_only_forms"), (name_a, name_b, "a_only_forms")):
+        common = ", ".join(f"{form} ({gold}->{pred}) {c}" for (gold, pred, form), c in counts[key].most_common(top))
+        lines += ["", f"{name} wrong where {other} is right, most frequent: {common or '-'}"]
+    return "\n".join(lines)
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("gold", type=Path, help="Gold test set (.spacy)")
+    parser.add_argument("runs", type=Path, nargs="+", help="Folders holding A.spacy and B.spacy (evaluate.py's)")
+    parser.add_argument("--a", default="spacy", help="System A: the predictions' file name without .spacy")
+    parser.add_argument("--b", default="both", help="System B: the predictions' file name without .spacy")
+    parser.add_argument("--train-template", default=None,
+                        help="Each run's training set (.spacy), {run} standing for the run folder's name")
+    parser.add_argument("--output", "-o", type=Path, required=True, help="JSON file to write")
+    parser.add_argument("--top", type=int, default=15, help="Confusions and forms to print")
+    args = parser.parse_args(argv)
+    if args.train_template is not None and "{run}" not in args.train_template:
+        raise SystemExit(f"error: --train-template {args.train_template!r} has no {{run}} "
+                         f"(e.g. corpus/UD_French-Sequoia/train.{{run}}.spacy)")
+
+    vocab = spacy.blank("xx").vocab
+    total: Dict[str, Counter] = {}
+    for run in args.runs:
+        train_words = None
+        if args.train_template is not None:
+            train_path = Path(args.train_template.format(run=run.name))
+            if not train_path.exists():
+                raise SystemExit(f"error: {train_path} (--train-template for run {run}) does not exist")
+            train_words = {t.text for doc in DocBin().from_disk(train_path).get_docs(vocab) for t in doc}
+        examples = [load_examples(args.gold, run / f"{name}.spacy", vocab) for name in (args.a, args.b)]
+        for key, counter in count_confusions(*examples, train_words).items():
+            total.setdefault(key, Counter()).update(counter)
+    result: Dict[str, Any] = {
+        "a": args.a, "b": args.b, "gold": str(args.gold), "runs": [str(r) for r in args.runs],
+        "n_tokens": dict(total["n_tokens"]),
+        **{key: [[*k, c] for k, c in total[key].most_common()] for key in total if key != "n_tokens"},
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf8")
+    print(table(total, args.a, args.b, args.top, oov=args.train_template is not None))
+    print(f"\n-> {args.output}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
