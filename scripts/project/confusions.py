@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import spacy
-from spacy.tokens import DocBin
 
-from significance import load_examples
+from significance import load_examples, training_forms
 
 
 def count_confusions(examples_a, examples_b, train_words: Optional[set] = None) -> Dict[str, Counter]:
@@ -57,34 +56,31 @@ def count_confusions(examples_a, examples_b, train_words: Optional[set] = None) 
 
 
 def table(counts: Dict[str, Counter], name_a: str, name_b: str, top: int, oov: bool = True) -> str:
-    """A Markdown table of the ``top`` confusions (with the OOV columns if ``oov``), then the most
-    frequent forms behind each system's errors where the other is right."""
+    """A Markdown table of the ``top`` confusions (with the OOV columns if ``oov``), a row for the
+    rest and one for all, then the most frequent forms behind each system's errors where the
+    other is right."""
     n = counts["n_tokens"]["all"]
     total_a, total_b = sum(counts["a"].values()), sum(counts["b"].values())
     pairs = sorted(set(counts["a"]) | set(counts["b"]), key=lambda k: (-(counts["a"][k] + counts["b"][k]), k))
+    columns = ["a", "b", "a_only", "b_only"] + (["a_oov", "b_oov"] if oov else [])
+
+    def row(label: str, keys) -> str:
+        a, b, *rest = (sum(counts[column][k] for k in keys) for column in columns)
+        return "| " + " | ".join([label, str(a), str(b), f"{b - a:+d}", *map(str, rest)]) + " |"
+
+    header = [name_a, name_b, f"{name_b} − {name_a}", f"{name_a} only", f"{name_b} only"]
+    header += [f"{name_a} on OOV", f"{name_b} on OOV"] if oov else []
     lines = [
         f"{n:,} test tokens; POS errors: {name_a} {total_a:,} ({100 * total_a / n:.2f}%), "
         f"{name_b} {total_b:,} ({100 * total_b / n:.2f}%)",
         "",
-        f"| gold -> predicted | {name_a} | {name_b} | {name_b} − {name_a} | {name_a} only | {name_b} only "
-        f"| {name_a} on OOV | {name_b} on OOV |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| gold -> predicted | " + " | ".join(header) + " |",
+        "|---|" + "---:|" * len(header),
+        *(row(f"{key[0]} -> {key[1]}", [key]) for key in pairs[:top]),
     ]
-    for key in pairs[:top]:
-        lines.append(f"| {key[0]} -> {key[1]} | {counts['a'][key]} | {counts['b'][key]} | "
-                     f"{counts['b'][key] - counts['a'][key]:+d} | {counts['a_only'][key]} | {counts['b_only'][key]} | "
-                     f"{counts['a_oov'][key]} | {counts['b_oov'][key]} |")
-    rest = pairs[top:]
-    if rest:
-        rest_a, rest_b = sum(counts["a"][k] for k in rest), sum(counts["b"][k] for k in rest)
-        lines.append(f"| {len(rest)} other confusions | {rest_a} | {rest_b} | {rest_b - rest_a:+d} | "
-                     f"{sum(counts['a_only'][k] for k in rest)} | {sum(counts['b_only'][k] for k in rest)} | "
-                     f"{sum(counts['a_oov'][k] for k in rest)} | {sum(counts['b_oov'][k] for k in rest)} |")
-    lines.append(f"| all | {total_a} | {total_b} | {total_b - total_a:+d} | {sum(counts['a_only'].values())} | "
-                 f"{sum(counts['b_only'].values())} | {sum(counts['a_oov'].values())} | "
-                 f"{sum(counts['b_oov'].values())} |")
-    if not oov:
-        lines[2:] = ["|".join(line.split("|")[:-3]) + "|" for line in lines[2:]]
+    if pairs[top:]:
+        lines.append(row(f"{len(pairs[top:])} other confusions", pairs[top:]))
+    lines.append(row("all", pairs))
     for name, other, key in ((name_b, name_a, "b_only_forms"), (name_a, name_b, "a_only_forms")):
         common = ", ".join(f"{form} ({gold}->{pred}) {c}" for (gold, pred, form), c in counts[key].most_common(top))
         lines += ["", f"{name} wrong where {other} is right, most frequent: {common or '-'}"]
@@ -114,7 +110,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             train_path = Path(args.train_template.format(run=run.name))
             if not train_path.exists():
                 raise SystemExit(f"error: {train_path} (--train-template for run {run}) does not exist")
-            train_words = {t.text for doc in DocBin().from_disk(train_path).get_docs(vocab) for t in doc}
+            train_words = training_forms(train_path, vocab)
         examples = [load_examples(args.gold, run / f"{name}.spacy", vocab) for name in (args.a, args.b)]
         for key, counter in count_confusions(*examples, train_words).items():
             total.setdefault(key, Counter()).update(counter)

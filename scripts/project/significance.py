@@ -20,7 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Set
 
 import numpy
 import spacy
@@ -37,6 +37,12 @@ def load_examples(gold_path: Path, pred_path: Path, vocab) -> List[Example]:
     if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
         raise SystemExit(f"error: {pred_path} does not hold predictions for the sentences of {gold_path}")
     return [Example(p, g) for p, g in zip(pred, gold)]
+
+
+def training_forms(path: Path, vocab) -> Set[str]:
+    """The word forms of a training set (.spacy): the vocabulary that decides which test tokens
+    are OOV (the paper's "OOV (UD)" columns)."""
+    return {t.text for doc in DocBin().from_disk(path).get_docs(vocab) for t in doc}
 
 
 def subset_test(examples_a: List[Example], examples_b: List[Example], outside: Callable[[str], bool]) -> Dict[str, Any]:
@@ -84,7 +90,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     }
     subsets: Dict[str, Callable[[str], bool]] = {}
     if args.train is not None:
-        train_words = {t.text for doc in DocBin().from_disk(args.train).get_docs(vocab) for t in doc}
+        train_words = training_forms(args.train, vocab)
         subsets["oov_train"] = lambda text: text not in train_words
     if args.vectors is not None:
         vectors_vocab = spacy.load(args.vectors, exclude=["mimick_vectors", "mimick_tagger"]).vocab
