@@ -319,6 +319,34 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
                            "--project-dir", str(project_copy)])
 
 
+def run_variables(line: str) -> dict:
+    """The ``--vars.NAME=VALUE`` of a printed ``spacy project run`` line, a JSON-quoted value
+    (one with ``--``, see paper.project_run_args) decoded as weasel decodes it."""
+    found = {}
+    for arg in shlex.split(line):
+        if arg.startswith("--vars."):
+            key, value = arg[len("--vars."):].split("=", 1)
+            found[key] = json.loads(value) if value.startswith('"') else value
+    return found
+
+
+def test_project_run_args_survive_weasels_parsing():
+    """weasel deletes every "--" of a --vars argument, its value's too: a value with "--" (the
+    tagger overrides of --var tagger_overrides=... and --choose-on-dev) goes JSON-escaped, and
+    weasel's own parser gives back every value as it was (before, the overrides reached
+    `spacy train` as "components.x 0.1" and it refused them: "name should start with --")."""
+    from weasel.util.config import parse_config_overrides
+
+    variables = {"tagger_overrides": "--components.mimick_tagger.adversarial 0.15 --training.x \"a-b\"",
+                 "recipe": "_lowres-adv15", "seed": 3, "gpu_id": -1, "empty": ""}
+    args = paper_script.project_run_args("train-tagger-both", Path("/p"), variables, force=True)
+    assert args[1:7] == ["-m", "spacy", "project", "run", "train-tagger-both", "/p"] and args[-1] == "--force"
+    parsed = parse_config_overrides(args[7:-1])
+    assert {key[len("vars."):]: value for key, value in parsed.items()} == variables
+    # Values without "--" go as they are.
+    assert "--vars.recipe=_lowres-adv15" in args and "--vars.gpu_id=-1" in args
+
+
 def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsys):
     """The experiments of the tagging docs through paper.py: MimickTagger.v2/v3 configs, a
     second Mimick model (the paper's set-up beside the default) in its own runs' folder,
@@ -333,7 +361,7 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
         return [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
     def variables(line):
-        return dict(arg[len("--vars."):].split("=", 1) for arg in shlex.split(line) if arg.startswith("--vars."))
+        return run_variables(line)
 
     def script(line):
         name = line.split("project run ")[1].split()[0]
@@ -393,7 +421,7 @@ def test_paper_driver_chooses_a_setting_on_dev(tmp_path, project_copy, capsys):
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
     def variables(line):
-        return dict(arg[len("--vars."):].split("=", 1) for arg in shlex.split(line) if arg.startswith("--vars."))
+        return run_variables(line)
 
     trained = {variables(l)["recipe"]: variables(l) for l in lines if "project run train-tagger-both " in l}
     assert set(trained) == {"_lowres", "_lowres-ls10", "_lowres-b200"}

@@ -207,6 +207,26 @@ def resolve(variables: Dict[str, object]) -> Dict[str, object]:
     return {k: v.value() if isinstance(v, MaxSteps) else v for k, v in variables.items()}
 
 
+def project_run_args(name: str, project_dir: Path, variables: Dict[str, object], force: bool = False) -> List[str]:
+    """``python -m spacy project run NAME DIR --vars.NAME=VALUE ...`` (a value may be empty).
+
+    weasel deletes every ``--`` of a ``--vars.NAME=VALUE`` argument, the value's included
+    (``weasel.util.config._parse_overrides``), so ``tagger_overrides=--training.x 1`` would
+    reach the project as ``training.x 1``. A value with ``--`` therefore goes as a JSON string
+    with its hyphens escaped (``"\\u002d\\u002dtraining.x 1"``), which weasel's ``json.loads``
+    of the value turns back into the value.
+    """
+    args = [sys.executable, "-m", "spacy", "project", "run", name, str(project_dir)]
+    for key, value in variables.items():
+        text = str(value)
+        if "--" in text:
+            text = json.dumps(text).replace("-", "\\u002d")
+        args.append(f"--vars.{key}={text}")
+    if force:
+        args.append("--force")
+    return args
+
+
 class Runner:
     """Runs project commands with variables, skipping those already done with these variables.
 
@@ -276,12 +296,7 @@ class Runner:
                 print(f"[paper] skip {name} ({variables.get('treebank')}, n={variables.get('n_tokens')}, "
                       f"seed={variables.get('seed')}): done", file=self.out, flush=True)
                 return False
-        args = [sys.executable, "-m", "spacy", "project", "run", name, str(self.project_dir)]
-        for key_, value in variables.items():
-            # --vars.NAME=VALUE: a value may be empty.
-            args.append(f"--vars.{key_}={value}")
-        if self.force:
-            args.append("--force")
+        args = project_run_args(name, self.project_dir, variables, self.force)
         print("[paper] " + shlex.join(args[1:]), file=self.out, flush=True)
         self.commands_run += 1
         if self.dry_run:
