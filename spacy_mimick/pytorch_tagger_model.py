@@ -118,6 +118,10 @@ class MimickTaggerNet(nn.Module):
         )
         if head_priors is not None:
             self._init_head_biases(head_priors)
+        # Adversarial training (see _adversarial); not parameters, never saved.
+        self.record_input = False
+        self.recorded_input: Optional[torch.Tensor] = None
+        self.input_perturbation: Optional[torch.Tensor] = None
 
     def _init_head_biases(self, head_priors: Sequence[Sequence[float]]) -> None:
         """Start each head's output bias at the log of its values' training frequencies.
@@ -175,8 +179,21 @@ class MimickTaggerNet(nn.Module):
                 for i, table in enumerate(self.hash_embed)
             ]
             words = torch.cat([words, *embedded], dim=-1)
-        hidden = self._encode(self.dropout(words), lengths)
+        hidden = self._encode(self.dropout(self._adversarial(words)), lengths)
         return torch.cat([head(hidden) for head in self.heads], dim=-1)
+
+    def _adversarial(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The hooks of adversarial training (``MimickTagger.update``), in training only: keep
+        the token inputs with their gradient (``record_input``), or add ``input_perturbation``.
+        """
+        if not self.training:
+            return tokens
+        if self.input_perturbation is not None:
+            tokens = tokens + self.input_perturbation
+        if self.record_input:
+            tokens.retain_grad()
+            self.recorded_input = tokens
+        return tokens
 
     def _encode(self, tokens: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """Run the BiLSTM over each sequence of the flat (n_tokens, width) input."""
@@ -193,6 +210,22 @@ class MimickTaggerNet(nn.Module):
         output, _ = self.lstm(packed)
         output, _ = pad_packed_sequence(output, batch_first=True, total_length=max_len)
         return output[mask]
+
+
+def adversarial_perturbation(tokens: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
+    """The perturbation of adversarial training: each token's input moved by ``epsilon`` times
+    its own norm in the direction of the loss's gradient (Miyato et al., 2017; for taggers,
+    Yasunaga et al., 2018, who normalise the gradient per sentence of unit-norm embeddings).
+
+    Scaled per token because the input is a concatenation of parts with very different norms
+    from language to language (a 300-d fastText row near 50, GloVe 50-d near 5, the char
+    BiLSTM's tanh states at most sqrt(width)): a fixed radius would be a different amount of
+    noise for every vectors table. Tokens with a zero gradient are not moved.
+    """
+    grad = grad.detach()
+    norms = grad.norm(dim=-1, keepdim=True)
+    direction = torch.where(norms > 0, grad / norms.clamp_min(1e-12), torch.zeros_like(grad))
+    return epsilon * tokens.detach().norm(dim=-1, keepdim=True) * direction
 
 
 def head_offsets(head_sizes: Sequence[int]) -> List[int]:

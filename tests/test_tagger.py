@@ -265,6 +265,80 @@ def test_bad_label_smoothing_is_refused(value):
         spacy.blank("en").add_pipe("mimick_tagger", config={"label_smoothing": value})
 
 
+def test_adversarial_perturbation_moves_each_token_by_epsilon_of_its_norm():
+    import torch
+
+    from spacy_mimick.pytorch_tagger_model import adversarial_perturbation
+
+    torch.manual_seed(0)
+    tokens = torch.randn(5, 7) * torch.tensor([[1.0], [10.0], [0.5], [3.0], [2.0]])
+    grad = torch.randn(5, 7)
+    grad[3] = 0.0  # a token the loss does not depend on stays where it is
+    r = adversarial_perturbation(tokens, grad, 0.1)
+    moved = [0, 1, 2, 4]
+    torch.testing.assert_close(r[moved].norm(dim=-1), 0.1 * tokens[moved].norm(dim=-1))
+    cosine = torch.nn.functional.cosine_similarity(r[moved], grad[moved], dim=-1)
+    torch.testing.assert_close(cosine, torch.ones(4))
+    assert torch.equal(r[3], torch.zeros(7))
+
+
+def _adversarial_run(vectors_dir, epsilon):
+    """One update of a fresh tagger on 16 EWT sentences (same seed every call); the forward
+    passes it made."""
+    fix_random_seed(0)
+    nlp = spacy.load(vectors_dir)
+    train = _examples(nlp, EWT_TRAIN, 16)
+    nlp.add_pipe("mimick_tagger", config={"adversarial": epsilon, "model": {"@architectures": V1_ARCH}})
+    optimizer = Adam(0.01)
+    nlp.initialize(lambda: train, sgd=optimizer)
+    tagger = nlp.get_pipe("mimick_tagger")
+    net = tagger._torch_net()
+    passes, inputs = [], []
+    net.register_forward_hook(lambda module, args, out: passes.append(
+        None if module.input_perturbation is None else module.input_perturbation.clone()))
+    net.dropout.register_forward_hook(lambda module, args, out: inputs.append(args[0].detach().clone()))
+    losses = nlp.update(train, sgd=optimizer)
+    return nlp, train, net, (passes, inputs), losses["mimick_tagger"]
+
+
+def test_adversarial_training_adds_a_perturbed_pass(vectors_dir, tmp_path):
+    """With ``adversarial`` each update runs the batch twice, the second time with every token's
+    input moved by epsilon times its norm, and takes one step on both gradients; the loss it
+    reports is the clean pass's. Prediction never sees a perturbation, and the setting is saved."""
+    import torch
+
+    plain_nlp, _, plain_net, (plain_passes, _), plain_loss = _adversarial_run(vectors_dir, 0.0)
+    nlp, train, net, (passes, inputs), loss = _adversarial_run(vectors_dir, 0.1)
+    assert plain_passes == [None]
+    assert len(passes) == 2 and passes[0] is None and passes[1] is not None
+    n_tokens = sum(len(eg.predicted) for eg in train)
+    assert passes[1].shape[0] == n_tokens
+    # The second pass reads the first pass's token inputs, each moved by 0.1 of its norm.
+    torch.testing.assert_close(inputs[1], inputs[0] + passes[1])
+    torch.testing.assert_close(passes[1].norm(dim=-1), 0.1 * inputs[0].norm(dim=-1))
+    assert loss == pytest.approx(plain_loss, rel=1e-6)  # the same first pass
+    # The hooks are cleared, and the perturbed pass changed the step.
+    assert net.input_perturbation is None and net.recorded_input is None and not net.record_input
+    assert any(not torch.equal(a, b) for a, b in zip(net.state_dict().values(), plain_net.state_dict().values()))
+    # Prediction (eval mode) ignores a perturbation, even one left set.
+    docs = [eg.predicted for eg in train[:3]]
+    before = _scores(nlp, docs)
+    net.input_perturbation = torch.full_like(passes[1], 100.0)
+    after = _scores(nlp, docs)
+    net.input_perturbation = None
+    for a, b in zip(before, after):
+        numpy.testing.assert_array_equal(a, b)
+    nlp.to_disk(tmp_path / "adversarial")
+    assert spacy.load(tmp_path / "adversarial").get_pipe("mimick_tagger").cfg["adversarial"] == 0.1
+    assert plain_nlp.get_pipe("mimick_tagger").cfg["adversarial"] == 0.0
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.0])
+def test_bad_adversarial_is_refused(value):
+    with pytest.raises(ValueError, match="adversarial must be in"):
+        spacy.blank("en").add_pipe("mimick_tagger", config={"adversarial": value})
+
+
 def _bundle(token):
     return token.pos_, str(token.morph)
 
