@@ -215,12 +215,12 @@ class MimickTaggerNet(nn.Module):
 def adversarial_perturbation(tokens: torch.Tensor, grad: torch.Tensor, epsilon: float) -> torch.Tensor:
     """The perturbation of adversarial training: each token's input moved by ``epsilon`` times
     its own norm in the direction of the loss's gradient (Miyato et al., 2017; for taggers,
-    Yasunaga et al., 2018, who normalise the gradient per sentence of unit-norm embeddings).
+    Yasunaga et al., 2018, who scale one perturbation per sentence).
 
     Scaled per token because the input is a concatenation of parts with very different norms
-    from language to language (a 300-d fastText row near 50, GloVe 50-d near 5, the char
-    BiLSTM's tanh states at most sqrt(width)): a fixed radius would be a different amount of
-    noise for every vectors table. Tokens with a zero gradient are not moved.
+    from table to table (median row norm 25.8 in the project's French table, 4.75 in GloVe 6B
+    50d; the char BiLSTM's tanh states at most sqrt(width)): a fixed radius would be a different
+    amount of noise for every vectors table. Tokens with a zero gradient are not moved.
     """
     grad = grad.detach()
     norms = grad.norm(dim=-1, keepdim=True)
