@@ -360,8 +360,7 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
                            "--treebanks", TREEBANK, "--project-dir", str(project_copy), *args])
         return [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
-    def variables(line):
-        return run_variables(line)
+    variables = run_variables
 
     def script(line):
         name = line.split("project run ")[1].split()[0]
@@ -420,8 +419,7 @@ def test_paper_driver_chooses_a_setting_on_dev(tmp_path, project_copy, capsys):
     paper_script.main([*args, "--dry-run"])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
-    def variables(line):
-        return run_variables(line)
+    variables = run_variables
 
     trained = {variables(l)["recipe"]: variables(l) for l in lines if "project run train-tagger-both " in l}
     assert set(trained) == {"_lowres", "_lowres-ls10", "_lowres-b200"}
