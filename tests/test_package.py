@@ -30,8 +30,11 @@ PACKAGE = "en_mimick_ud_ewt"
 
 
 # One torch thread in the subprocesses too (conftest sets it in-process): on 2 busy cores,
-# torch's default of a thread per core makes the LSTMs 100x slower.
-ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+# torch's default of a thread per core makes the LSTMs 100x slower. Unbuffered output, so that
+# a captured `spacy project run` reads in the order a terminal shows: weasel prints each
+# "Running command" line through a buffered pipe, and without PYTHONUNBUFFERED it came after
+# the command's own output, so the package step's last line was weasel's echo, not ours.
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
 VENV_ENV = {k: v for k, v in ENV.items() if k != "PYTHONPATH"}
 
 
