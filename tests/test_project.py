@@ -360,11 +360,9 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
                            "--treebanks", TREEBANK, "--project-dir", str(project_copy), *args])
         return [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
-    variables = run_variables
-
     def script(line):
         name = line.split("project run ")[1].split()[0]
-        return runner.folded(runner.project_command(name, variables(line)))["script"]
+        return runner.folded(runner.project_command(name, run_variables(line)))["script"]
 
     def train(lines, variant):
         (line,) = [l for l in lines if f"project run train-tagger-{variant} " in l]
@@ -398,7 +396,7 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
     # counted with the recipe's batches either way).
     (beside,) = [l for l in plan("--recipe", "lowres", "--variants", "both,spacy") if "project run train-tagger-spacy " in l]
     (alone,) = [l for l in plan("--recipe", "lowres", "--variants", "spacy") if "project run train-tagger-spacy " in l]
-    assert variables(alone)["eval_frequency"] == variables(beside)["eval_frequency"] == "48"
+    assert run_variables(alone)["eval_frequency"] == run_variables(beside)["eval_frequency"] == "48"
     tests = [script(l)[0] for l in lines if "project run significance-spacy " in l]
     assert len(tests) == 2 and all("/spacy.spacy " in s and "--vectors corpus/" in s for s in tests)
     assert {s.split("--output ")[1].split()[0].rsplit("/", 1)[1] for s in tests} == {
@@ -419,18 +417,16 @@ def test_paper_driver_chooses_a_setting_on_dev(tmp_path, project_copy, capsys):
     paper_script.main([*args, "--dry-run"])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
-    variables = run_variables
-
-    trained = {variables(l)["recipe"]: variables(l) for l in lines if "project run train-tagger-both " in l}
+    trained = {run_variables(l)["recipe"]: run_variables(l) for l in lines if "project run train-tagger-both " in l}
     assert set(trained) == {"_lowres", "_lowres-ls10", "_lowres-b200"}
     assert "tagger_overrides" not in trained["_lowres"]  # the plain recipe: its script as before
     assert trained["_lowres-ls10"]["tagger_overrides"] == "--components.mimick_tagger.label_smoothing 0.1"
     assert trained["_lowres-ls10"]["max_steps"] == trained["_lowres"]["max_steps"] == "480"  # 80 x 6 batches of 100
     assert trained["_lowres-b200"]["max_steps"] == "240"  # 80 x 3 batches of 200
-    assert [variables(l)["recipe"] for l in lines if "project run train-tagger-spacy " in l] == ["_lowres"]
-    (choose,) = [variables(l) for l in lines if "project run choose-on-dev " in l]
+    assert [run_variables(l)["recipe"] for l in lines if "project run train-tagger-spacy " in l] == ["_lowres"]
+    (choose,) = [run_variables(l) for l in lines if "project run choose-on-dev " in l]
     assert choose["recipe"] == "_lowres-dev" and choose["dev_candidates"] == "_lowres,_lowres-ls10,_lowres-b200"
-    assert sorted(variables(l)["recipe"] for l in lines if "project run significance-spacy " in l) == [
+    assert sorted(run_variables(l)["recipe"] for l in lines if "project run significance-spacy " in l) == [
         "_lowres", "_lowres-dev"]
     steps = {step.key: step for step in paper_script.plan(paper_script.parse_args(args))}
     chosen = steps[f"{TREEBANK}_lowres-dev/n500.s0/choose-on-dev"]
