@@ -61,6 +61,7 @@ setup(
             "spacy_mimick.MimickTagger.v2 = spacy_mimick.tagger_model:build_mimick_tagger_v2",
             "spacy_mimick.MimickTagger.v3 = spacy_mimick.tagger_model:build_mimick_tagger_v3",
             "spacy_mimick.MimickTagger.v4 = spacy_mimick.tagger_model:build_mimick_tagger_v4",
+            "spacy_mimick.MimickTagger.v5 = spacy_mimick.tagger_model:build_mimick_tagger_v5",
             "spacy_mimick.MimickStaticVectors.v1 = spacy_mimick.static_vectors:MimickStaticVectors",
             "spacy_mimick.MultiHashEmbed.v1 = spacy_mimick.static_vectors:mimick_multi_hash_embed",
             "spacy_mimick.CharacterEmbed.v1 = spacy_mimick.static_vectors:mimick_character_embed",

@@ -71,6 +71,7 @@ class MimickTaggerNet(nn.Module):
         spelling_width: int = 0,
         hash_rows: Sequence[int] = (),
         hash_width: int = 0,
+        n_sources: int = 0,
     ):
         super().__init__()
         if hidden_width % 2:
@@ -103,6 +104,10 @@ class MimickTaggerNet(nn.Module):
         for table in self.hash_embed:
             nn.init.uniform_(table.weight, -0.1, 0.1)
         input_width += hash_width * len(self.hash_embed)
+        # Where each token's vector came from (table row, Mimick, none) as a one-hot
+        # (MimickTagger.v5's vector_sources); 0 turns it off.
+        self.n_sources = n_sources
+        input_width += n_sources
         self.dropout = nn.Dropout(dropout)
         self.lstm = nn.LSTM(
             input_width,
@@ -146,6 +151,7 @@ class MimickTaggerNet(nn.Module):
         shapes: Optional[torch.Tensor] = None,
         spelling: Optional[torch.Tensor] = None,
         hash_ids: Optional[torch.Tensor] = None,
+        sources: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """Score every token of a batch of sequences.
 
@@ -158,6 +164,7 @@ class MimickTaggerNet(nn.Module):
         spelling: (n_tokens, spelling_width) Mimick predictions, used when ``spelling_width`` > 0.
         hash_ids: (n_tokens, n_tables, 4) hashed keys of each token's attributes (any
             non-negative integers: each table takes them modulo its rows).
+        sources: (n_tokens,) where each token's vector came from, used when ``n_sources`` > 0.
         RETURNS: (n_tokens, sum(head_sizes)) unnormalised scores, heads side by side.
         """
         if self.word_embed is not None:
@@ -179,6 +186,9 @@ class MimickTaggerNet(nn.Module):
                 for i, table in enumerate(self.hash_embed)
             ]
             words = torch.cat([words, *embedded], dim=-1)
+        if self.n_sources:
+            one_hot = nn.functional.one_hot(sources, self.n_sources).to(words.dtype)
+            words = torch.cat((words, one_hot), dim=-1)
         hidden = self._encode(self.dropout(self._adversarial(words)), lengths)
         return torch.cat([head(hidden) for head in self.heads], dim=-1)
 

@@ -304,8 +304,10 @@ class MimickTagger(TrainablePipe):
         """Refuse to initialize a model that reads Mimick's prediction for every token
         (``mimick_features``, the default network's) when no ``mimick_vectors`` with
         ``predict_all = true`` runs before this component: training would fail on the first
-        batch with a less helpful message."""
-        if nlp is None or not self.model.get_ref("featurizer").attrs["mimick_features"]:
+        batch with a less helpful message. MimickTagger.v5's ``mimick_dropout`` needs the
+        same predictions in training."""
+        attrs = self.model.get_ref("featurizer").attrs
+        if nlp is None or not (attrs["mimick_features"] or attrs.get("mimick_dropout")):
             return
         from .mimick_component import MimickVectors
 
@@ -314,14 +316,20 @@ class MimickTagger(TrainablePipe):
                 break
             if isinstance(proc, MimickVectors) and proc.cfg.get("predict_all"):
                 return
+        if attrs["mimick_features"]:
+            what = ("(mimick_features = true, the default MimickTagger.v3 network)",
+                    "set mimick_features = false", "(MimickTagger.v2's network)")
+        else:
+            what = ("in training (mimick_dropout > 0, MimickTagger.v5)",
+                    "set mimick_dropout = 0", "")
         raise ValueError(
             f"{self.name}: its model reads Mimick's prediction for every token "
-            f"(mimick_features = true, the default MimickTagger.v3 network), but no "
+            f"{what[0]}, but no "
             f"mimick_vectors with predict_all = true runs before it. Add one, e.g. "
             f'nlp.add_pipe("mimick_vectors", before="{self.name}", config={{"predict_all": True}}) '
             f"initialized with a Mimick model of this pipeline's vectors (and list it in "
-            f"[training] annotating_components), or set mimick_features = false in "
-            f"[components.{self.name}.model] (MimickTagger.v2's network)"
+            f"[training] annotating_components), or {what[1]} in "
+            f"[components.{self.name}.model] {what[2]}".rstrip()
         )
 
     def _mimick_static_width(self, nlp: Optional[Language]) -> Optional[int]:

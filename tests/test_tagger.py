@@ -674,7 +674,8 @@ def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
     """The lowres configs are v3's network with the low-resource training (docs/low_resource.md):
     batches of 100, 80 epochs, warm-up + linear decay ending where training ends, no early stopping
     (the decay's end is reached), parameter averages, and dropout 0.2 (the network's one setting
-    the recipe changes)."""
+    the recipe changes); and an empty list of distillation teachers, so that `spacy train` can
+    be given some."""
     v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
     lowres = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_lowres.cfg", interpolate=False)
     changed = {"max_epochs": 80, "eval_frequency": 250, "patience": 0}
@@ -688,6 +689,8 @@ def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
         "corpus": "${corpora.train}", "batcher": "${training.batcher}"}
     assert lowres["components"]["mimick_tagger"]["model"].pop("dropout") == 0.2
     assert v3["components"]["mimick_tagger"]["model"].pop("dropout") == 0.5
+    # Where `spacy train` can be given teachers (distillation stays off: the factory's 0.0).
+    assert lowres["initialize"]["components"].pop("mimick_tagger") == {"teachers": []}
     for key in list(changed) + ["batcher.size", "optimizer.use_averages", "optimizer.learn_rate"]:
         section, _, name = key.rpartition(".")
         (v3["training"][section] if section else v3["training"]).pop(name)
@@ -868,3 +871,152 @@ def test_v4_refuses_bad_hash_settings(settings, message):
     nlp = spacy.blank("en")
     with pytest.raises(ValueError, match=message):
         nlp.add_pipe("mimick_tagger", config={"model": {**V4, **settings}})
+
+
+V5 = {"@architectures": "spacy_mimick.MimickTagger.v5", "hidden_width": 32, "char_hidden": 16}
+
+
+def test_v5_shows_table_words_as_mimicks_oov_words_in_training(vectors_dir, tiny_mimick, tmp_path):
+    """mimick_dropout: in training, a share of the tokens with a table row get Mimick's
+    prediction for their form and no delta, as a word the table lacks has at test time; tokens
+    without a row, and every token outside training, keep their vectors."""
+    from spacy_mimick.mimick_model import MimickModel
+
+    fix_random_seed(0)
+    nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, mimick_features=False, mimick_dropout=0.5,
+                       vector_sources=False)
+    train = _examples(nlp, EWT_TRAIN, 20)
+    optimizer = nlp.initialize(lambda: train)
+    assert numpy.isfinite(nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])["mimick_tagger"])
+    tagger = nlp.get_pipe("mimick_tagger")
+    featurizer = tagger.model.get_ref("featurizer")
+    docs = [nlp.get_pipe("mimick_vectors")(eg.predicted) for eg in train]
+    words = [t.text for doc in docs for t in doc]
+    exact = numpy.array([nlp.vocab.vectors.find(key=t.orth) >= 0 for doc in docs for t in doc])
+    backoff = numpy.array([nlp.vocab.vectors.find(key=t.lower) >= 0 for doc in docs for t in doc]) & ~exact
+    in_table = exact | backoff  # GloVe is lowercase: "The" has the row of "the"
+    assert 0 < (~in_table).sum() < in_table.sum() and backoff.sum() >= 10
+    clean = featurizer.predict(docs)
+    assert clean.spelling.shape[1] == 0  # mimick_features off: the predictions come from the docs
+    mimick = MimickModel.from_disk(tiny_mimick).predict(words)
+    n_dropped = n_backoff_dropped = 0
+    for _ in range(3):
+        X, _ = featurizer(docs, is_train=True)
+        dropped = ~numpy.isclose(X.vectors, clean.vectors, atol=1e-6).all(axis=1)
+        assert not dropped[~in_table].any()  # Mimick's vector already, left as it is
+        numpy.testing.assert_allclose(X.vectors[dropped], mimick[dropped], atol=1e-5)
+        assert (X.word_ids[dropped] == 0).all()
+        n_dropped += dropped.sum()
+        n_backoff_dropped += dropped[backoff].sum()
+    assert n_backoff_dropped > 0
+    # About half of the table tokens each time (binomial, 3 x ~270 draws at p = 0.5).
+    assert 0.4 < n_dropped / (3 * in_table.sum()) < 0.6
+    # Prediction never drops; the setting is saved with the pipeline.
+    numpy.testing.assert_array_equal(featurizer.predict(docs).vectors, clean.vectors)
+    nlp.to_disk(tmp_path / "v5")
+    loaded = spacy.load(tmp_path / "v5")
+    assert loaded.get_pipe("mimick_tagger").model.get_ref("featurizer").attrs["mimick_dropout"] == 0.5
+    test_docs = [nlp(t) for t in ["The zorblaxian cat sat on the mat .", "Dogs bark ."]]
+    for x, y in zip(tagger.model.predict(test_docs), loaded.get_pipe("mimick_tagger").model.predict(test_docs)):
+        numpy.testing.assert_array_equal(x, y)
+
+
+def test_v5_without_its_settings_is_v3(vectors_dir, tiny_mimick):
+    """The same seed gives the same scores as v3 without vector_sources, mimick_dropout and vector_scale."""
+    results = []
+    for arch in ({**V5, "vector_sources": False, "mimick_dropout": 0.0},
+                 {**V3, "char_hidden": 16, "dropout": 0.2, "char_embed": 20}):
+        fix_random_seed(0)
+        nlp = _v3_pipeline(vectors_dir, tiny_mimick, **arch)
+        train = _examples(nlp, EWT_TRAIN, 10)
+        optimizer = nlp.initialize(lambda: train)
+        nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])
+        results.append(nlp.get_pipe("mimick_tagger").model.predict([nlp("the cat sat .")])[0])
+    numpy.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.0])
+def test_v5_refuses_bad_mimick_dropout(value):
+    with pytest.raises(ValueError, match=r"mimick_dropout must be in \[0, 1\)"):
+        spacy.blank("en").add_pipe("mimick_tagger", config={"model": {**V5, "mimick_dropout": value}})
+
+
+def test_v5_mimick_dropout_needs_mimick_vectors(vectors_dir):
+    """Without mimick_features, mimick_dropout still needs Mimick's predictions of every form:
+    initialize says so, and how to turn it off."""
+    nlp = _pipeline(vectors_dir, **V5, mimick_features=False, mimick_dropout=0.1)
+    train = _examples(nlp, EWT_TRAIN, 5)
+    with pytest.raises(ValueError, match=r"mimick_dropout > 0.*set mimick_dropout = 0"):
+        nlp.initialize(lambda: train)
+
+
+def test_v5_tells_the_tagger_where_each_vector_came_from(vectors_dir, tiny_mimick, tmp_path):
+    """vector_sources: a one-hot of table row / Mimick / none beside each token's input. A
+    capitalised form whose lowercase has a row counts as the table's, through either lowercase
+    backoff (the tagger's or mimick_vectors'); a token dropped to Mimick in training counts as
+    Mimick's."""
+    from spacy_mimick.tagger_model import VECTOR_SOURCES
+
+    fix_random_seed(0)
+    nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, mimick_dropout=0.5)
+    train = _examples(nlp, EWT_TRAIN, 20)
+    optimizer = nlp.initialize(lambda: train)
+    assert numpy.isfinite(nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])["mimick_tagger"])
+    tagger = nlp.get_pipe("mimick_tagger")
+    net = tagger.model.get_ref("net").layers[0].shims[0]._model
+    assert net.n_sources == len(VECTOR_SOURCES) == 3
+    featurizer = tagger.model.get_ref("featurizer")
+    doc = nlp("The zorblaxian man said .")
+    X = featurizer.predict([doc])
+    assert [VECTOR_SOURCES[i] for i in X.sources] == ["table", "mimick", "table", "table", "table"]
+    # Without mimick_vectors' backoff, "The" gets Mimick's prediction, and is Mimick's.
+    nlp.get_pipe("mimick_vectors").cfg["lowercase_backoff"] = False
+    assert [VECTOR_SOURCES[i] for i in featurizer.predict([nlp("The man")]).sources] == ["mimick", "table"]
+    nlp.get_pipe("mimick_vectors").cfg["lowercase_backoff"] = True
+    # No vector at all: a blank pipeline (no table, no Mimick) gives "none".
+    blank = _pipeline(None, **V5, mimick_features=False)
+    blank.initialize(lambda: _examples(blank, EWT_TRAIN, 5))
+    X = blank.get_pipe("mimick_tagger").model.get_ref("featurizer").predict([blank.make_doc("the cat")])
+    assert [VECTOR_SOURCES[i] for i in X.sources] == ["none", "none"]
+    # In training, the tokens dropped to Mimick are Mimick's; the others keep their source.
+    docs = [nlp.get_pipe("mimick_vectors")(eg.predicted) for eg in train]
+    clean = featurizer.predict(docs)
+    Xt, _ = featurizer(docs, is_train=True)
+    dropped = ~numpy.isclose(Xt.vectors, clean.vectors, atol=1e-6).all(axis=1)
+    assert dropped.any()
+    assert (Xt.sources[dropped] == VECTOR_SOURCES.index("mimick")).all()
+    numpy.testing.assert_array_equal(Xt.sources[~dropped], clean.sources[~dropped])
+    # The one-hot reaches the network: another source, other scores.
+    scores = []
+    for source in ("table", "mimick"):
+        X = featurizer.predict([doc])
+        X.sources[:] = VECTOR_SOURCES.index(source)
+        scores.append(tagger.model.get_ref("net").predict(X)[0])
+    assert not numpy.allclose(scores[0], scores[1])
+    nlp.to_disk(tmp_path / "v5")
+    loaded = spacy.load(tmp_path / "v5")
+    for x, y in zip(tagger.model.predict([doc]), loaded.get_pipe("mimick_tagger").model.predict([nlp(doc.text)])):
+        numpy.testing.assert_array_equal(x, y)
+
+
+def test_v5_vector_scale_multiplies_every_static_input(vectors_dir, tiny_mimick):
+    """vector_scale: the table rows, Mimick's vectors and the spelling input, times the factor;
+    the other inputs as they were."""
+    docs = []
+    inputs = {}
+    for scale in (1.0, 0.25):
+        fix_random_seed(0)
+        nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, vector_scale=scale)
+        train = _examples(nlp, EWT_TRAIN, 10)
+        nlp.initialize(lambda: train)
+        docs = [nlp("The zorblaxian man said .")]
+        inputs[scale] = nlp.get_pipe("mimick_tagger").model.get_ref("featurizer").predict(docs)
+    plain, scaled = inputs[1.0], inputs[0.25]
+    numpy.testing.assert_allclose(scaled.vectors, 0.25 * plain.vectors, rtol=1e-6)
+    numpy.testing.assert_allclose(scaled.spelling, 0.25 * plain.spelling, rtol=1e-6)
+    numpy.testing.assert_array_equal(scaled.char_ids, plain.char_ids)
+    numpy.testing.assert_array_equal(scaled.sources, plain.sources)
+    assert not numpy.allclose(plain.vectors, 0)
+    for bad in (0.0, -1.0):
+        with pytest.raises(ValueError, match="vector_scale must be a positive number"):
+            spacy.blank("en").add_pipe("mimick_tagger", config={"model": {**V5, "vector_scale": bad}})
