@@ -8,7 +8,7 @@ in :meth:`MimickTagger.initialize`.
 from collections import Counter
 from functools import partial
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy
 import srsly
@@ -68,6 +68,7 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
         "loss": "sum",
         "label_smoothing": 0.0,
         "adversarial": 0.0,
+        "distillation": 0.0,
         "decode": "heads",
         "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
     },
@@ -87,6 +88,7 @@ def make_mimick_tagger(
     label_smoothing: float = 0.0,
     decode: str = "heads",
     adversarial: float = 0.0,
+    distillation: float = 0.0,
 ) -> "MimickTagger":
     """Create a MimickTagger.
 
@@ -100,6 +102,13 @@ def make_mimick_tagger(
         features, case classes, Mimick's spelling input) moved by ``adversarial`` times its own
         norm in the direction that raises the loss most, and takes both gradients in one
         step. Costs a second forward and backward pass per batch. 0.0 (the default) is off.
+    distillation (float): Knowledge distillation from trained teachers (Hinton et al., 2015;
+        a teacher of the student's own network makes a "born-again" student, Furlanello et
+        al., 2018): each head's target is ``1 - distillation`` times the (smoothed) gold
+        one-hot plus ``distillation`` times the teachers' mean probabilities for the token.
+        The teachers are pipelines with a ``mimick_tagger`` of the same labels and vectors,
+        given to ``initialize`` (``[initialize.components.mimick_tagger] teachers``); they
+        are read in training only and not saved with the student. 0.0 (the default) is off.
     decode (str): "heads" (the default, the paper's): each head's most probable value.
         "bundles": the most probable POS + features combination among those seen in the
         training data (the sum of the heads' log-probabilities), as spaCy's morphologizer,
@@ -111,7 +120,7 @@ def make_mimick_tagger(
     """
     return MimickTagger(
         nlp.vocab, model, name, loss=loss, scorer=scorer, label_smoothing=label_smoothing,
-        decode=decode, adversarial=adversarial,
+        decode=decode, adversarial=adversarial, distillation=distillation,
     )
 
 
@@ -136,6 +145,7 @@ class MimickTagger(TrainablePipe):
         label_smoothing: float = 0.0,
         decode: str = "heads",
         adversarial: float = 0.0,
+        distillation: float = 0.0,
     ):
         if loss not in LOSSES:
             raise ValueError(f"mimick_tagger: loss must be one of {LOSSES}, got {loss!r}")
@@ -145,6 +155,8 @@ class MimickTagger(TrainablePipe):
             raise ValueError(f"mimick_tagger: label_smoothing must be in [0, 0.5), got {label_smoothing!r}")
         if not 0.0 <= adversarial < 1.0:
             raise ValueError(f"mimick_tagger: adversarial must be in [0, 1), got {adversarial!r}")
+        if not 0.0 <= distillation <= 1.0:
+            raise ValueError(f"mimick_tagger: distillation must be in [0, 1], got {distillation!r}")
         if decode not in DECODES:
             raise ValueError(f"mimick_tagger: decode must be one of {DECODES}, got {decode!r}")
         self.vocab = vocab
@@ -154,6 +166,8 @@ class MimickTagger(TrainablePipe):
         # config's choice when a trained pipeline is loaded with another decode.
         self.decode = decode
         self._rehearsal_model = None
+        # The teachers' taggers of distillation (initialize's ``teachers``): training only.
+        self._teachers: List["MimickTagger"] = []
         cfg: Dict[str, Any] = {
             "bundles": [],
             "labels_pos": [],
@@ -162,6 +176,7 @@ class MimickTagger(TrainablePipe):
             "loss": loss,
             "label_smoothing": float(label_smoothing),
             "adversarial": float(adversarial),
+            "distillation": float(distillation),
             "shapes": {},
         }
         self.cfg = dict(sorted(cfg.items()))
@@ -202,11 +217,16 @@ class MimickTagger(TrainablePipe):
         *,
         nlp: Optional[Language] = None,
         labels: Optional[Dict[str, Any]] = None,
+        teachers: Optional[Union[str, List[str]]] = None,
     ) -> None:
         """Collect labels and vocabularies from the training data and build the model.
 
         labels (Optional[Dict]): ``{"pos": [...], "morph": {attr: [values]}}`` as written
             by ``spacy init labels``; collected from the data when None.
+        teachers (Optional[Union[str, List[str]]]): Paths of trained pipelines whose
+            ``mimick_tagger`` teaches this one (``distillation``): same labels and the same
+            vectors table. One path may be given as a string, which a ``spacy train`` override
+            takes without JSON quotes (``--initialize.components.mimick_tagger.teachers PATH``).
         """
         validate_get_examples(get_examples, "MimickTagger.initialize")
         self._check_mimick_features(nlp)
@@ -275,6 +295,48 @@ class MimickTagger(TrainablePipe):
                 doc_sample = (list(proc.pipe(doc_sample)) if hasattr(proc, "pipe")
                               else [proc(doc) for doc in doc_sample])
         self.model.initialize(X=doc_sample)
+        if isinstance(teachers, str):
+            teachers = [teachers]
+        self._teachers = [self._load_teacher(path) for path in teachers or []]
+        if self.cfg["distillation"] and not self._teachers:
+            raise ValueError(
+                f"{self.name}: distillation = {self.cfg['distillation']} needs teachers: give "
+                f"[initialize.components.{self.name}] teachers = [\"path/to/trained/pipeline\", ...]"
+            )
+
+    def _load_teacher(self, path: str) -> "MimickTagger":
+        """The ``mimick_tagger`` of the trained pipeline at ``path``, checked to have this
+        tagger's labels and vectors width (its featurizer reads the student's Docs)."""
+        teacher_nlp = util.load_model(path)
+        taggers = [pipe for _, pipe in teacher_nlp.pipeline if isinstance(pipe, MimickTagger)]
+        if len(taggers) != 1:
+            raise ValueError(f"{self.name}: teacher {path} has {len(taggers)} mimick_tagger components, expected 1")
+        teacher = taggers[0]
+        if teacher._heads != self._heads:
+            mine, theirs = dict(self._heads), dict(teacher._heads)
+            diff = sorted(h for h in set(mine) | set(theirs) if mine.get(h) != theirs.get(h))
+            raise ValueError(
+                f"{self.name}: teacher {path} has other labels than the training data "
+                f"(heads {diff} differ): train the teacher on the same training file"
+            )
+        if teacher.cfg["shapes"].get("nV") != self.cfg["shapes"].get("nV"):
+            raise ValueError(
+                f"{self.name}: teacher {path} reads {teacher.cfg['shapes'].get('nV')}-d vectors, "
+                f"this pipeline's are {self.cfg['shapes'].get('nV')}-d: use a teacher trained on these vectors"
+            )
+        return teacher
+
+    def _teacher_probabilities(self, docs: List[Doc]) -> Floats2d:
+        """The teachers' mean probabilities of every head's values, (n_tokens, sum(head sizes))."""
+        offsets = head_offsets([len(values) for _, values in self._heads])
+        total = None
+        for teacher in self._teachers:
+            flat = numpy.concatenate(teacher.model.predict(docs))
+            probs = numpy.concatenate(
+                [numpy.exp(_log_softmax(flat[:, a:b])) for a, b in zip(offsets, offsets[1:])], axis=1
+            )
+            total = probs if total is None else total + probs
+        return total / len(self._teachers)
 
     def learn_bundles(self, examples: Iterable[Example]) -> int:
         """Store the POS + features combinations of ``examples``' annotated tokens, which
@@ -467,6 +529,15 @@ class MimickTagger(TrainablePipe):
         if not any(len(eg.predicted) for eg in examples):
             return losses
         docs = [eg.predicted for eg in examples]
+        teacher_probs = None
+        if self.cfg.get("distillation"):
+            if not self._teachers:
+                raise ValueError(
+                    f"{self.name}: distillation = {self.cfg['distillation']} but no teachers were "
+                    f"given to initialize ([initialize.components.{self.name}] teachers)"
+                )
+            teacher_probs = self._teacher_probabilities(docs)
+        loss_fn = partial(self.get_loss, teacher_probs=teacher_probs)
         # Pipelines saved before the setting existed load with the constructor's 0.0.
         epsilon = self.cfg.get("adversarial", 0.0)
         net = self._torch_net() if epsilon else None
@@ -477,7 +548,7 @@ class MimickTagger(TrainablePipe):
         finally:
             if net is not None:
                 net.record_input = False
-        loss, d_scores = self.get_loss(examples, scores)
+        loss, d_scores = loss_fn(examples, scores)
         backprop(d_scores)
         tokens = None
         if net is not None:
@@ -487,7 +558,7 @@ class MimickTagger(TrainablePipe):
             net.input_perturbation = adversarial_perturbation(tokens, tokens.grad, epsilon)
             try:
                 scores, backprop = self.model.begin_update(docs)
-                backprop(self.get_loss(examples, scores)[1])
+                backprop(loss_fn(examples, scores)[1])
             finally:
                 net.input_perturbation = None
         if sgd not in (None, False):
@@ -495,10 +566,14 @@ class MimickTagger(TrainablePipe):
         losses[self.name] += loss
         return losses
 
-    def get_loss(self, examples: Iterable[Example], scores: List[Floats2d]) -> Tuple[float, List[Floats2d]]:
+    def get_loss(
+        self, examples: Iterable[Example], scores: List[Floats2d], teacher_probs: Optional[Floats2d] = None,
+    ) -> Tuple[float, List[Floats2d]]:
         """Sum (or weighted sum) over heads of the tokens' negative log-likelihood, against
         targets smoothed by ``label_smoothing`` (pipelines saved before it had the setting
-        load with the constructor's 0.0: from_disk/from_bytes update cfg, they do not replace it)."""
+        load with the constructor's 0.0: from_disk/from_bytes update cfg, they do not replace it)
+        and, with ``teacher_probs`` (the teachers' probabilities, flat as the scores), mixed
+        with them by ``distillation``: the cross-entropy against the mixed targets."""
         validate_examples(examples, "MimickTagger.get_loss")
         heads = self._heads
         offsets = head_offsets([len(values) for _, values in heads])
@@ -512,6 +587,7 @@ class MimickTagger(TrainablePipe):
         d_flat = numpy.zeros_like(flat)
         loss = 0.0
         smoothing = self.cfg["label_smoothing"]
+        distillation = self.cfg.get("distillation", 0.0) if teacher_probs is not None else 0.0
         for h, weight in enumerate(weights):
             rows = numpy.flatnonzero(gold[:, h] != IGNORE)
             if not len(rows) or not weight:
@@ -519,10 +595,13 @@ class MimickTagger(TrainablePipe):
             log_probs = _log_softmax(flat[rows, offsets[h] : offsets[h + 1]])
             targets = gold[rows, h]
             n_values = log_probs.shape[1]
-            if smoothing and n_values > 1:
+            if (smoothing and n_values > 1) or distillation:
                 # The targets of thinc's to_categorical(label_smoothing=...), as spaCy's tagger.
-                target = numpy.full(log_probs.shape, smoothing / (n_values - 1), dtype=log_probs.dtype)
-                target[numpy.arange(len(rows)), targets] = 1.0 - smoothing
+                target = numpy.full(log_probs.shape, smoothing / max(n_values - 1, 1), dtype=log_probs.dtype)
+                target[numpy.arange(len(rows)), targets] = 1.0 - smoothing if n_values > 1 else 1.0
+                if distillation:
+                    teacher = teacher_probs[rows, offsets[h] : offsets[h + 1]]
+                    target = (1.0 - distillation) * target + distillation * teacher
                 loss -= weight * float((target * log_probs).sum())
                 d_head = numpy.exp(log_probs) - target
             else:

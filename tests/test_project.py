@@ -438,6 +438,36 @@ def test_paper_driver_chooses_a_setting_on_dev(tmp_path, project_copy, capsys):
             paper_script.main([*args[:-4], "--choose-on-dev", bad, "--dry-run"])
 
 
+def test_paper_driver_trains_students_of_their_teachers(tmp_path, project_copy, capsys):
+    """A candidate's {teacher} / {teacher:NAME}: each variant's student reads the same variant's
+    model-best of the recipe's (or candidate NAME's) run of the sample, and trains after it."""
+    data = paper_data(tmp_path)
+    kd = "--components.mimick_tagger.distillation 0.5 --initialize.components.mimick_tagger.teachers {teacher%s}"
+    args = ["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--treebanks", TREEBANK,
+            "--recipe", "lowres", "--variants", "chartag,both", "--project-dir", str(project_copy),
+            "--choose-on-dev", "ls10=--components.mimick_tagger.label_smoothing 0.1",
+            "--choose-on-dev", f"kd={kd % ''}", "--choose-on-dev", f"lskd={kd % ':ls10'}"]
+    paper_script.main([*args, "--dry-run"])
+    lines = [l for l in capsys.readouterr().out.splitlines() if "project run train-tagger-" in l]
+    runner = paper_script.Runner(project_copy)
+    for variant in ("chartag", "both"):
+        trained = {run_variables(l)["recipe"]: run_variables(l) for l in lines if f"project run train-tagger-{variant} " in l}
+        for recipe, teacher in (("_lowres-kd", "_lowres"), ("_lowres-lskd", "_lowres-ls10")):
+            path = f"training/{TREEBANK}{teacher}/n500.s0/{variant}/model-best"
+            assert trained[recipe]["tagger_overrides"] == kd.replace("{teacher%s}", path)
+            # It reaches spacy train as the override's value.
+            (line,) = runner.project_command(f"train-tagger-{variant}", trained[recipe])["script"]
+            cmd = shlex.split(line)
+            assert cmd[cmd.index("--initialize.components.mimick_tagger.teachers") + 1] == path
+    steps = {step.key: step for step in paper_script.plan(paper_script.parse_args(args))}
+    for recipe, teacher in (("_lowres-kd", "_lowres"), ("_lowres-lskd", "_lowres-ls10"), ("_lowres-ls10", None)):
+        after = steps[f"{TREEBANK}{recipe}/n500.s0/train-tagger-both"].after
+        teachers = [key for key in after if key.endswith("/train-tagger-both")]
+        assert teachers == ([f"{TREEBANK}{teacher}/n500.s0/train-tagger-both"] if teacher else [])
+    with pytest.raises(SystemExit, match=r"\{teacher:ls10\} names no earlier candidate"):
+        paper_script.main([*args[:-6], "--choose-on-dev", f"kd={kd % ':ls10'}", "--dry-run"])
+
+
 def write_candidate_run(root: Path, recipe: str, variant: str, dev: Tuple[float, float], test_pos: float,
                         unit: str = "n5000.s0", treebank: str = TREEBANK) -> None:
     """A finished run of a candidate recipe: model-best's dev scores and score weights, and the

@@ -1020,3 +1020,86 @@ def test_v5_vector_scale_multiplies_every_static_input(vectors_dir, tiny_mimick)
     for bad in (0.0, -1.0):
         with pytest.raises(ValueError, match="vector_scale must be a positive number"):
             spacy.blank("en").add_pipe("mimick_tagger", config={"model": {**V5, "vector_scale": bad}})
+
+def _teacher(trained, tmp_path):
+    """The module's trained No-Char tagger, saved as a teacher pipeline."""
+    nlp, train, _ = trained
+    nlp.to_disk(tmp_path / "teacher")
+    return nlp, train, str(tmp_path / "teacher")
+
+
+def test_distillation_mixes_the_teachers_probabilities_into_the_targets(trained, vectors_dir, tmp_path):
+    """distillation d: each head's target is (1 - d) x the (smoothed) gold one-hot + d x the
+    teachers' mean probabilities; the teachers come from initialize and are not saved."""
+    from thinc.api import to_categorical
+
+    teacher_nlp, train, path = _teacher(trained, tmp_path)
+    nlp = _pipeline(vectors_dir, dropout=0.2)
+    nlp.initialize(lambda: train)
+    nlp.get_pipe("mimick_tagger").cfg["distillation"] = 0.3
+    nlp.get_pipe("mimick_tagger").cfg["label_smoothing"] = 0.1
+    with pytest.raises(ValueError, match=r"distillation = 0.3 but no teachers"):
+        nlp.update(train[:4])
+    student = nlp.get_pipe("mimick_tagger")
+    student._teachers = [student._load_teacher(path), student._load_teacher(path)]
+    docs = [eg.predicted for eg in train[:30]]
+    teacher_probs = student._teacher_probabilities(docs)
+    # Two copies of one teacher: its own softmax, head by head.
+    n_pos = len(student.cfg["labels_pos"])
+    flat_t = numpy.concatenate(teacher_nlp.get_pipe("mimick_tagger").model.predict(docs))[:, :n_pos]
+    p_t = numpy.exp(flat_t - flat_t.max(axis=1, keepdims=True))
+    p_t /= p_t.sum(axis=1, keepdims=True)
+    numpy.testing.assert_allclose(teacher_probs[:, :n_pos], p_t, atol=1e-6)
+    scores = student.model.predict(docs)
+    _, d = student.get_loss(train[:30], scores, teacher_probs=teacher_probs)
+    d = numpy.concatenate(d)
+    gold = numpy.concatenate([student._gold_ids(eg, student._value_index()) for eg in train[:30]])
+    rows = numpy.flatnonzero(gold[:, 0] >= 0)
+    flat = numpy.concatenate(scores)[:, :n_pos]
+    probs = numpy.exp(flat - flat.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    target = 0.7 * to_categorical(gold[rows, 0], n_classes=n_pos, label_smoothing=0.1) + 0.3 * p_t[rows]
+    numpy.testing.assert_allclose(d[rows, :n_pos], probs[rows] - target, atol=1e-5)
+    # Without teacher_probs (prediction-time scoring, older callers) the loss is the gold one.
+    _, d_gold = student.get_loss(train[:30], scores)
+    numpy.testing.assert_allclose(numpy.concatenate(d_gold)[rows, :n_pos],
+                                  probs[rows] - to_categorical(gold[rows, 0], n_classes=n_pos, label_smoothing=0.1), atol=1e-5)
+    assert numpy.isfinite(nlp.update(train[:8])["mimick_tagger"])
+    # Saved without its teachers: loads and tags with the teacher gone.
+    nlp.to_disk(tmp_path / "student")
+    import shutil
+
+    shutil.rmtree(path)
+    loaded = spacy.load(tmp_path / "student")
+    assert loaded.get_pipe("mimick_tagger").cfg["distillation"] == pytest.approx(0.3)  # srsly reads 0.30000000000000004
+    assert loaded.get_pipe("mimick_tagger")._teachers == []
+    assert loaded("The cat sat .").has_annotation("POS")
+
+
+def test_distillation_teachers_through_initialize(trained, vectors_dir, tmp_path):
+    """As spacy train passes them: [initialize.components.mimick_tagger] teachers; a teacher
+    with other labels, or none at all, is refused at initialize."""
+    teacher_nlp, train, path = _teacher(trained, tmp_path)
+    labels = teacher_nlp.get_pipe("mimick_tagger").label_data
+    nlp = _pipeline(vectors_dir, dropout=0.2)
+    nlp.get_pipe("mimick_tagger").cfg["distillation"] = 0.5
+    # One teacher as a plain path, as `--initialize.components.mimick_tagger.teachers PATH` gives it.
+    nlp.config["initialize"]["components"]["mimick_tagger"] = {"teachers": path, "labels": labels}
+    optimizer = nlp.initialize(lambda: train)
+    assert len(nlp.get_pipe("mimick_tagger")._teachers) == 1
+    assert numpy.isfinite(nlp.update(train[:8], sgd=optimizer)["mimick_tagger"])
+    other = _pipeline(vectors_dir, dropout=0.2)
+    other.get_pipe("mimick_tagger").cfg["distillation"] = 0.5
+    other.config["initialize"]["components"]["mimick_tagger"] = {"teachers": [path]}
+    with pytest.raises(ValueError, match=r"other labels than the training data \(heads \["):
+        other.initialize(lambda: train[:20])  # fewer sentences: fewer attribute values than the teacher's
+    none = _pipeline(vectors_dir, dropout=0.2)
+    none.get_pipe("mimick_tagger").cfg["distillation"] = 0.5
+    with pytest.raises(ValueError, match=r"distillation = 0.5 needs teachers"):
+        none.initialize(lambda: train)
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5])
+def test_bad_distillation_is_refused(value):
+    with pytest.raises(ValueError, match="distillation must be in"):
+        spacy.blank("en").add_pipe("mimick_tagger", config={"distillation": value})

@@ -47,6 +47,11 @@ every sample's tagger variants also train with the candidate's overrides added, 
 ``<recipe>-NAME``, are evaluated, and ``choose-on-dev`` keeps, per run and variant, the recipe or
 the candidate whose model-best scored best on dev (the plain recipe on a tie) in
 ``metrics/<treebank><recipe>-dev``, where the paired tests against spaCy's baseline run again.
+A candidate's overrides may name a teacher for the tagger's ``distillation``: ``{teacher}`` is
+the same variant's model-best of the recipe's run of the sample, ``{teacher:NAME}`` that of an
+earlier candidate NAME (e.g. ``kd=--components.mimick_tagger.distillation 0.5
+--initialize.components.mimick_tagger.teachers {teacher}``: born-again students); the student
+trains once its teacher has. (A path, not a JSON list: weasel's variables cannot hold a ``"``.)
 
 A command done before with the same script, dependencies and outputs is skipped (see
 :class:`Runner`: weasel's own check remembers one run per command, and alternating treebanks
@@ -60,6 +65,7 @@ pyvi) run as ``xx``. Then run ``report`` and ``plots`` (the ``paper`` workflow d
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -367,6 +373,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     return args
 
 
+# A teacher in a candidate's overrides: {teacher} (the recipe's run) or {teacher:NAME}.
+TEACHER = re.compile(r"\{teacher(?::([^}]*))?\}")
+
+
 def parse_candidates(items: Sequence[str]) -> List[Tuple[str, str]]:
     """``--choose-on-dev NAME=OVERRIDES`` items as (name, overrides); NAME becomes part of a
     folder name (``<recipe>-NAME``), so it is letters, digits, ``.`` and ``_`` only."""
@@ -385,6 +395,10 @@ def parse_candidates(items: Sequence[str]) -> List[Tuple[str, str]]:
         if not overrides.startswith("--"):
             raise SystemExit(f"error: --choose-on-dev {name}: overrides are `spacy train` options "
                              f"(--section.key value), got {overrides!r}")
+        for teacher in TEACHER.findall(overrides):
+            if teacher and teacher not in {n for n, _ in candidates}:
+                raise SystemExit(f"error: --choose-on-dev {name}: {{teacher:{teacher}}} names no earlier "
+                                 f"candidate (teachers train first: list {teacher!r} before {name!r})")
         candidates.append((name, overrides))
     return candidates
 
@@ -455,13 +469,24 @@ def plan(args: argparse.Namespace) -> List[Step]:
         return key
 
     def add_runs(unit: str, setting: Dict[str, object], variants: Sequence[str], subsample: str,
-                 prepared: Sequence[str]) -> str:
+                 prepared: Sequence[str], teachers: Optional[Dict[str, str]] = None) -> str:
         """Train ``variants`` on a sample, then evaluate them; the evaluate step's key.
-        ``prepared``: convert, init-vectors and the Mimick model steps of the treebank."""
+        ``prepared``: convert, init-vectors and the Mimick model steps of the treebank.
+        ``teachers``: the runs' units (``<treebank><recipe>/nN.sS``) of the ``{teacher[:NAME]}``
+        placeholders of ``tagger_overrides`` (NAME "" for the recipe's), filled in per variant."""
         convert, init_vectors, *mimick = prepared
-        trained = [add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", setting,
-                       [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
-                   for variant in variants]
+        trained = []
+        for variant in variants:
+            variant_setting = setting
+            after = [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else [])
+            if teachers:
+                def model_best(match: "re.Match") -> str:
+                    return f"training/{teachers[match.group(1) or '']}/{variant}/model-best"
+
+                overrides = str(setting["tagger_overrides"])
+                variant_setting = {**setting, "tagger_overrides": TEACHER.sub(model_best, overrides)}
+                after += [f"{teachers[name]}/train-tagger-{variant}" for name in sorted(set(TEACHER.findall(overrides)))]
+            trained.append(add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", variant_setting, after))
         return add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
 
     def add_tests(unit: str, setting: Dict[str, object], variants: Sequence[str], evaluated: str) -> None:
@@ -524,6 +549,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
                 # --choose-on-dev: the tagger variants again with each candidate's overrides, in
                 # runs' folders of their own (spaCy's baseline trains once), then the choice.
                 evaluated = [evaluate]
+                units = {"": unit}  # the runs a {teacher[:NAME]} placeholder names
                 for name, joined, candidate_config, candidate_batch in candidate_configs:
                     # Batches and steps counted with the candidate's config.
                     candidate = {**setting, "recipe": f"{setting['recipe']}-{name}", "tagger_overrides": joined,
@@ -532,7 +558,8 @@ def plan(args: argparse.Namespace) -> List[Step]:
                         candidate["max_steps"] = MaxSteps(candidate_config, str(sample),
                                                           n_tokens if n_tokens > 0 else n_train, epochs, candidate_batch)
                     candidate_unit = f"{treebank}{candidate['recipe']}/n{n_tokens}.s{seed}"
-                    evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared))
+                    evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared, units))
+                    units[name] = candidate_unit
                 chosen = {**setting, "recipe": f"{setting['recipe']}-dev",
                           "dev_candidates": ",".join([setting["recipe"]] + [f"{setting['recipe']}-{name}"
                                                                            for name, _ in candidates])}
