@@ -259,7 +259,7 @@ def build_mimick_tagger_v5(
 
     The other settings are v3's, with the defaults of the ``lowres`` recipe (dropout 0.2,
     char->tag's BiLSTM on: char_embed 20). docs/low_resource.md measures the three settings
-    (section "Scaled vectors ... French, 10,000 tokens").
+    (section "Scaled vectors, and three ideas that did not help (French, 10,000 tokens)").
     """
     return _build_mimick_tagger(
         hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
