@@ -331,10 +331,7 @@ class MimickTagger(TrainablePipe):
         offsets = head_offsets([len(values) for _, values in self._heads])
         total = None
         for teacher in self._teachers:
-            flat = numpy.concatenate(teacher.model.predict(docs))
-            probs = numpy.concatenate(
-                [numpy.exp(_log_softmax(flat[:, a:b])) for a, b in zip(offsets, offsets[1:])], axis=1
-            )
+            probs = numpy.exp(heads_log_softmax(numpy.concatenate(teacher.model.predict(docs)), offsets))
             total = probs if total is None else total + probs
         return total / len(self._teachers)
 
@@ -480,9 +477,7 @@ class MimickTagger(TrainablePipe):
                 f"training Examples, or use decode = 'heads'"
             )
         bundles = numpy.asarray(self.cfg["bundles"], dtype="int64")  # (n_bundles, n_heads)
-        log_probs = numpy.empty_like(flat)
-        for start, end in zip(offsets[:-1], offsets[1:]):
-            log_probs[:, start:end] = _log_softmax(flat[:, start:end])
+        log_probs = heads_log_softmax(flat, offsets)
         # members[o, b] = 1 where output o is one of bundle b's values, so that
         # (log_probs @ members)[t, b] is bundle b's sum of log-probabilities at token t.
         members = numpy.zeros((flat.shape[1], len(bundles)), dtype=flat.dtype)
@@ -701,6 +696,15 @@ def _log_softmax(logits: Floats2d) -> Floats2d:
     """Row-wise log-softmax of one head's logits (shifted by each row's max, for stability)."""
     shifted = logits - logits.max(axis=1, keepdims=True)
     return shifted - numpy.log(numpy.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def heads_log_softmax(flat: Floats2d, offsets: List[int]) -> Floats2d:
+    """Each head's log-softmax over its own columns of ``flat`` (the heads' logits side by
+    side, head h in ``offsets[h]:offsets[h + 1]``), of the same shape."""
+    log_probs = numpy.empty_like(flat)
+    for start, end in zip(offsets[:-1], offsets[1:]):
+        log_probs[:, start:end] = _log_softmax(flat[:, start:end])
+    return log_probs
 
 
 def _shims(model: Model) -> List[Any]:

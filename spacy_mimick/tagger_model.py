@@ -456,14 +456,16 @@ def featurize_forward(
         word_ids[numpy.random.random_sample(len(word_ids)) < model.attrs["word_dropout"]] = 0
     lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
     width = model.get_dim("nV")
+    # The sources (MimickTagger.v5): its vector_sources input, and the tokens mimick_dropout may drop.
+    dropout = is_train and model.attrs["mimick_dropout"]
+    with_sources = bool(model.attrs["vector_sources"] or dropout)
     if width:
-        static = [_static_vectors(model, doc) for doc in docs]
+        static = [_static_vectors(model, doc, with_sources) for doc in docs]
         vectors = numpy.concatenate([vecs for vecs, _ in static])
-        sources = numpy.concatenate([source for _, source in static])
+        sources = numpy.concatenate([source for _, source in static]) if with_sources else None
     else:
         vectors = numpy.zeros((len(texts), 0), dtype="float32")
         sources = numpy.full((len(texts),), VECTOR_SOURCES.index("none"), dtype="int64")
-    from_table = sources == VECTOR_SOURCES.index("table")
     if model.attrs["use_chars"]:
         char_ids, char_lengths, token_words = _char_arrays(texts, model.attrs["chars"])
     else:
@@ -483,10 +485,12 @@ def featurize_forward(
         spelling = numpy.concatenate([spelling_vectors(doc, width) for doc in docs])
     else:
         spelling = numpy.zeros((len(texts), 0), dtype="float32")
-    if is_train and model.attrs["mimick_dropout"] and from_table.any():
-        dropped = _mimick_dropout(model, docs, vectors, word_ids, from_table, spelling)
-        sources[dropped] = VECTOR_SOURCES.index("mimick")
-    scale = model.attrs.get("vector_scale", 1.0)
+    if dropout:
+        from_table = sources == VECTOR_SOURCES.index("table")
+        if from_table.any():
+            dropped = _mimick_dropout(model, docs, vectors, word_ids, from_table, spelling)
+            sources[dropped] = VECTOR_SOURCES.index("mimick")
+    scale = model.attrs["vector_scale"]
     if scale != 1.0:
         vectors *= scale
         spelling *= scale
@@ -534,7 +538,7 @@ def word_shape(text: str) -> int:
 def _mimick_dropout(
     model: Model, docs: List[Doc], vectors: Floats2d, word_ids: numpy.ndarray,
     from_table: numpy.ndarray, spelling: Floats2d,
-) -> None:
+) -> numpy.ndarray:
     """MimickTagger.v5's ``mimick_dropout``, in place: a share of the tokens with a table row
     get Mimick's prediction for their form instead, and lose their fine-tuned delta. Returns
     the mask of those tokens."""
@@ -549,10 +553,11 @@ def _mimick_dropout(
     return dropped
 
 
-def _static_vectors(model: Model, doc: Doc) -> Tuple[Floats2d, numpy.ndarray]:
+def _static_vectors(model: Model, doc: Doc, with_sources: bool) -> Tuple[Floats2d, Optional[numpy.ndarray]]:
     """Static table, then Mimick's predictions, then lowercase backoff, then UNK.
 
-    Returns the vectors and where each came from (int64 indices into ``VECTOR_SOURCES``).
+    Returns the vectors and, with ``with_sources``, where each came from (int64 indices into
+    ``VECTOR_SOURCES``; None without: only MimickTagger.v5's settings read them).
     """
     width = model.get_dim("nV")
     vectors, has_vector, predicted = doc_vectors(doc)
@@ -561,29 +566,32 @@ def _static_vectors(model: Model, doc: Doc) -> Tuple[Floats2d, numpy.ndarray]:
             f"mimick_tagger was initialized with {width}-d vectors, but the Doc's vectors "
             f"are {vectors.shape[1]}-d (changed vectors or a mismatched Mimick model?)"
         )
-    missing = numpy.flatnonzero(~has_vector)
+    missing = ~has_vector
     from_table = has_vector & ~predicted
     table = doc.vocab.vectors
-    if predicted.any() and table.shape[0] and not is_mimick_only(doc):
-        # mimick_vectors' own lowercase backoff stores the lowercase form's table row among
-        # its predictions ("The" -> the row of "the"): that is a table vector too.
-        backed = numpy.flatnonzero(predicted)
-        rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in backed]))
-        if (rows >= 0).any():
-            data = to_numpy(table.data)
-            for i, row in zip(backed, rows):
-                if row >= 0 and numpy.array_equal(vectors[i], data[row]):
-                    from_table[i] = True
+    # The lowercase forms' rows: for lowercase backoff, of the tokens without a vector; for the
+    # sources, of Mimick's, because mimick_vectors' own lowercase backoff stores the lowercase
+    # form's table row among its predictions ("The" -> the row of "the"): a table vector too.
     # A Mimick-only doc does not use the table (it may be of another width).
-    if len(missing) and model.attrs["lowercase_backoff"] and table.shape[0] and not is_mimick_only(doc):
-        rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in missing]))
+    lookup = missing if model.attrs["lowercase_backoff"] else numpy.zeros_like(missing)
+    if with_sources:
+        lookup = lookup | predicted
+    if lookup.any() and table.shape[0] and not is_mimick_only(doc):
+        tokens = numpy.flatnonzero(lookup)
+        rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in tokens]))
         found = rows >= 0
         if found.any():
             data = to_numpy(table.data)
-            vectors[missing[found]] = data[rows[found]]
-            from_table[missing[found]] = True
-            missing = missing[~found]
+            backoff = found & missing[tokens]
+            vectors[tokens[backoff]] = data[rows[backoff]]
+            from_table[tokens[backoff]] = True
+            missing[tokens[backoff]] = False
+            for i, row in zip(tokens[found & predicted[tokens]], rows[found & predicted[tokens]]):
+                if numpy.array_equal(vectors[i], data[row]):
+                    from_table[i] = True
     vectors[missing] = to_numpy(model.get_param("unk"))
+    if not with_sources:
+        return vectors, None
     sources = numpy.full((len(doc),), VECTOR_SOURCES.index("mimick"), dtype="int64")
     sources[from_table] = VECTOR_SOURCES.index("table")
     sources[missing] = VECTOR_SOURCES.index("none")

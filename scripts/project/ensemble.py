@@ -29,6 +29,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from spacy_mimick.pytorch_tagger_model import head_offsets
+from spacy_mimick.tagger_component import heads_log_softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
@@ -66,10 +67,7 @@ def member_probabilities(nlp: Language, name: str, component: Any, gold: List[Do
         scores.extend(component.model.predict(docs[i : i + BATCH_SIZE]))
     flat = numpy.concatenate([component.model.ops.to_numpy(s) for s in scores]).astype("float64")
     if hasattr(component, "_heads"):  # logits, one softmax per head
-        offsets = head_offsets([len(values) for _, values in component._heads])
-        for start, end in zip(offsets[:-1], offsets[1:]):
-            logits = flat[:, start:end] - flat[:, start:end].max(axis=1, keepdims=True)
-            flat[:, start:end] = numpy.exp(logits) / numpy.exp(logits).sum(axis=1, keepdims=True)
+        flat = numpy.exp(heads_log_softmax(flat, head_offsets([len(values) for _, values in component._heads])))
     return docs, flat
 
 

@@ -475,17 +475,18 @@ def plan(args: argparse.Namespace) -> List[Step]:
         ``teachers``: the runs' units (``<treebank><recipe>/nN.sS``) of the ``{teacher[:NAME]}``
         placeholders of ``tagger_overrides`` (NAME "" for the recipe's), filled in per variant."""
         convert, init_vectors, *mimick = prepared
+        overrides = str(setting.get("tagger_overrides", ""))
+        named = sorted(set(TEACHER.findall(overrides))) if teachers else []
         trained = []
         for variant in variants:
             variant_setting = setting
             after = [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else [])
-            if teachers:
+            if named:
                 def model_best(match: "re.Match") -> str:
                     return f"training/{teachers[match.group(1) or '']}/{variant}/model-best"
 
-                overrides = str(setting["tagger_overrides"])
                 variant_setting = {**setting, "tagger_overrides": TEACHER.sub(model_best, overrides)}
-                after += [f"{teachers[name]}/train-tagger-{variant}" for name in sorted(set(TEACHER.findall(overrides)))]
+                after += [f"{teachers[name]}/train-tagger-{variant}" for name in named]
             trained.append(add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", variant_setting, after))
         return add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
 
