@@ -1,6 +1,8 @@
 """A packaged pipeline, end to end: train a tiny Mimick tagger pipeline through the project's
-commands, package it with `spacy package`, install the sdist into a fresh virtual environment,
-and load it there by name: it tags POS and morphology and gives OOV words Mimick vectors."""
+commands, package it with `spacy package`, install it into a fresh virtual environment with the
+documented line (`pip install --find-links packages/dist <name>`, here with `--no-index`: no
+index serves spacy-mimick, which comes from its own wheel in packages/dist), and load it there
+by name: it tags POS and morphology and gives OOV words Mimick vectors."""
 import json
 import os
 import shutil
@@ -106,6 +108,31 @@ CHECK = textwrap.dedent("""
 """)
 
 
+SPACY_MIMICK_NAMES = ("spacy_mimick", "spacy-mimick", "__editable__", "_spacy_mimick", "en_mimick_ud_ewt")
+
+
+def venv_without_spacy_mimick(tmp_path: Path) -> Path:
+    """A fresh venv (no pip of its own) that sees this Python's installed packages (spaCy, torch,
+    pip ...) except spacy-mimick, as a user's venv with spaCy installed would: a folder of links to
+    every entry of this Python's site-packages but spacy-mimick's (and its editable finder), named
+    in a .pth file. pip then counts spaCy and torch as installed and must get spacy-mimick from
+    --find-links. Returns the venv's python."""
+    parent = tmp_path / "parent-site-packages"
+    parent.mkdir()
+    for site in check_package.site_packages():
+        for entry in Path(site).iterdir():
+            if entry.name.startswith(SPACY_MIMICK_NAMES) or entry.suffix == ".pth" or (parent / entry.name).exists():
+                continue
+            (parent / entry.name).symlink_to(entry)
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", "--without-pip", venv])
+    python = venv / "bin" / "python"
+    purelib = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
+    purelib.mkdir(parents=True, exist_ok=True)
+    (purelib / "_parent_site_packages.pth").write_text(f"{parent}\n", encoding="utf8")
+    return python
+
+
 def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     project = stage_tiny_project(tmp_path)
     # The project's own commands from here on: ~18 steps per epoch (batches of 100), a dev
@@ -126,7 +153,12 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
         assert noise not in output.replace("build_package.py", ""), (noise, output)
     sdist = project / "packages" / f"{PACKAGE}-0.1.0" / "dist" / f"{PACKAGE}-0.1.0.tar.gz"
     assert sdist.exists()
-    assert output.rstrip().endswith(f"install: pip install packages/{PACKAGE}-0.1.0/dist/{PACKAGE}-0.1.0.tar.gz")
+    assert output.rstrip().endswith(f"install: pip install --find-links packages/dist {PACKAGE}")
+    # packages/dist: the pipeline's sdist and wheel, and spacy-mimick's own wheel.
+    dist = project / "packages" / "dist"
+    names = sorted(p.name for p in dist.iterdir())
+    assert f"{PACKAGE}-0.1.0.tar.gz" in names and f"{PACKAGE}-0.1.0-py3-none-any.whl" in names, names
+    assert any(n.startswith("spacy_mimick-") and n.endswith(".whl") for n in names), names
     # LICENSE (the treebank's license, with its text) and LICENSES_SOURCES in the sdist's root and
     # beside the pipeline's data.
     with tarfile.open(sdist) as tar:
@@ -142,14 +174,30 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     assert "License: PDDL-1.0" in sources_text and "Universal Dependencies English EWT" in sources_text
     meta = json.loads((project / "packages" / f"{PACKAGE}-0.1.0" / "meta.json").read_text())
     assert meta["license"] == "CC BY-SA 4.0"
-    assert any(r.startswith("spacy-mimick>=") for r in meta["requirements"])
+    # A version range, not a path or a pin: the same package installs from an index.
+    assert [r for r in meta["requirements"] if r.startswith("spacy-mimick")] == ["spacy-mimick>=0.1.0,<0.2.0"]
+    # spaCy's keys, and the card: the embedded slice makes a demo, said in the description, the
+    # notes and so the README that spaCy's package generates from them.
+    assert meta["performance"]["morph_micro_f"] == meta["performance"]["attr_micro_f"]
+    assert "morph_acc" in meta["performance"] and "oov_train_pos_acc" in meta["performance"]
+    assert meta["description"].startswith("DEMO:") and "DEMO:" in meta["notes"]
+    assert "python -m spacy project run all" in meta["notes"] and "CC BY-SA 4.0" in meta["notes"]
+    readme = (project / "packages" / f"{PACKAGE}-0.1.0" / "README.md").read_text()
+    assert "DEMO:" in readme and "this package" in readme and "### Licenses" in readme
     assert {"Universal Dependencies English EWT"} <= {s["name"] for s in meta["sources"]}
     assert abs(meta["performance"]["pos_acc"] - metrics["scores"]["pos_acc"]) < 1e-9
 
     # A fresh venv that sees the running Python's spacy/torch (no download; from a venv too) but
     # installs spacy-mimick (from the repository) and the pipeline itself; no network (--no-index).
     venv = tmp_path / "venv"
-    python = check_package.install_in_fresh_venv(sdist, tmp_path)
+    python = venv_without_spacy_mimick(tmp_path)
+    # spacy-mimick is not importable there before the install (it is not in the index either).
+    missing = subprocess.run([python, "-c", "import spacy, torch; import spacy_mimick"], capture_output=True,
+                             text=True, env=VENV_ENV, cwd=tmp_path)
+    assert missing.returncode != 0 and "spacy_mimick" in missing.stderr, missing.stderr
+    # The documented install line, offline.
+    run([python, "-m", "pip", "install", "-q", "--no-index", "--find-links", dist, PACKAGE], cwd=tmp_path,
+        env=VENV_ENV)
     workdir = tmp_path / "elsewhere"  # not the repository: nothing importable by accident
     workdir.mkdir()
     # Without PYTHONPATH: only what the venv holds can be imported (not a checkout on the path).

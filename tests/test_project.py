@@ -81,9 +81,10 @@ def test_project_yml_validates_and_documents(project_copy):
     for name in ("data", "convert", "subsample", "init-vectors", "train-mimick", "extend-vectors",
                  "train-tagger-nochar", "train-tagger-mimick", "train-tagger-chartag", "train-tagger-both",
                  "evaluate", "significance", "significance-spacy", "rare-word", "report", "plots", "curves",
-                 "paper-runs", "package", "summary"):
+                 "paper-runs", "package", "release-runs", "summary"):
         assert name in commands, name
-    assert set(config["workflows"]) >= {"all", "paper"}
+    assert set(config["workflows"]) >= {"all", "paper", "release"}
+    assert commands["release-runs"]["script"] == ["python scripts/project/paper.py --release --data-dir assets --gpu-id -1"]
     # `all` ends by printing its results and where the report, plot and package are.
     assert config["workflows"]["all"][-3:] == ["plots", "package", "summary"]
     assert commands["summary"]["script"][0].startswith(
@@ -328,6 +329,53 @@ def run_variables(line: str) -> dict:
             key, value = arg[len("--vars."):].split("=", 1)
             found[key] = json.loads(value) if value.startswith('"') else value
     return found
+
+
+def test_paper_driver_plans_the_release(tmp_path, project_copy, capsys):
+    """--release: per treebank the full-data Both run (char->tag without a Mimick model) with the
+    measured recipe, spaCy's baseline, their paired test and the package, in that order; each
+    step numbered; a package named after the treebank; the card's command re-runs it."""
+    data = paper_data(tmp_path)
+    args = ["--data-dir", str(data), "--release", "--dry-run", "--project-dir", str(project_copy)]
+    paper_script.main(args)
+    out = capsys.readouterr().out
+    lines = [l for l in out.splitlines() if "project run" in l]
+    steps = {step.key: step for step in paper_script.plan(paper_script.parse_args(args))}
+    unit = f"{TREEBANK}_lowres/n0.s0"
+    assert [k.rsplit("/", 1)[1] for k in steps if k.startswith(unit)] == [
+        "subsample", "train-tagger-both", "train-tagger-spacy", "evaluate", "significance-spacy-both", "package"]
+    both = steps[f"{unit}/train-tagger-both"].variables
+    assert (both["n_tokens"], both["seed"], both["epochs"], both["recipe"]) == (0, 0, 30, "_lowres")
+    assert both["mimick_arch"] == "spacy_mimick.MimickNgram.v1"
+    package = steps[f"{unit}/package"]
+    assert package.variables["package_name"] == "mimick_ud_ewt" and package.variables["package_variant"] == "both"
+    assert f"{unit}/significance-spacy-both" in package.after and f"{unit}/evaluate" in package.after
+    assert package.variables["package_command"] == (
+        f"python scripts/project/paper.py --release --data-dir {data} --treebanks {TREEBANK}")
+    # No vectors and no release model: char->tag, tested against spaCy's too.
+    tiny = "UD_Tiny-Test_lowres/n0.s0"
+    assert steps[f"{tiny}/package"].variables["package_variant"] == "chartag"
+    assert f"{tiny}/significance-spacy-chartag" in steps and f"{tiny}/train-tagger-both" not in steps
+    assert steps[f"{tiny}/package"].variables["package_name"] == "mimick_ud_test"
+    assert f"[paper] step 1/{len(steps)}: {TREEBANK}/data" in out
+    assert not any("train-tagger-nochar" in l or "train-tagger-mimick" in l for l in lines)
+    with pytest.raises(SystemExit, match="choose-on-dev"):
+        paper_script.main([*args, "--choose-on-dev", "x=--training.x 1"])
+
+
+def test_paper_runner_writes_each_steps_log(tmp_path, capsys):
+    """With a log folder the command's output is shown and kept in <step>.log; a failing command
+    stops the driver with one error line naming its log."""
+    runner = paper_script.Runner(tmp_path, log_dir=tmp_path / "logs")
+    runner.log_name = "UD_X__n0.s0__echo"
+    runner.execute({"name": "echo"}, [sys.executable, "-c", "print('hello from the step')"])
+    assert "hello from the step" in capsys.readouterr().out
+    log = (tmp_path / "logs" / "UD_X__n0.s0__echo.log").read_text()
+    assert log.startswith("$ ") and "hello from the step" in log
+    with pytest.raises(SystemExit, match=r"error: fail failed \(exit code 3\); its output: .*fail.log"):
+        runner.log_name = "fail"
+        runner.execute({"name": "fail"}, [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"])
+    assert "boom" in (tmp_path / "logs" / "fail.log").read_text()
 
 
 def test_project_run_args_survive_weasels_parsing():
@@ -989,6 +1037,11 @@ def test_summary_of_one_run(synthetic_metrics, tmp_path, capsys):
         f"Plot:    {tmp_path / 'curves' / (TREEBANK + '.png')} (not there: run `plots`)",
         f"Package: {sdist}",
         f"         pip install {sdist}"]
+    # With the --find-links folder that holds it (and spacy-mimick's wheel): the offline line.
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / sdist.name).write_bytes(b"")
+    summary_script.main(args + ["--dist", str(tmp_path / "dist")])
+    assert capsys.readouterr().out.rstrip("\n").splitlines()[-1] == f"         pip install --find-links {tmp_path / 'dist'} en_x"
     # Seed 1 was not tested; a setting without runs is an error naming it.
     summary_script.main(args[:6] + ["1"])
     assert "  Mimick vs No-Char: not tested (run `significance`)" in capsys.readouterr().out

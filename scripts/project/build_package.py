@@ -1,9 +1,9 @@
-"""Package a trained pipeline as an installable sdist, with its licenses, offline and without warnings.
+"""Package a trained pipeline as an installable sdist and wheel, with its licenses, offline and without warnings.
 
     python scripts/project/build_package.py MODEL_DIR packages --meta packages/<lang>_<name>.meta.json \
-        --sources corpus/<tb>/sources.json
+        --sources corpus/<tb>/sources.json [--dist packages/dist]
 
-Three steps:
+Four steps:
 
 1. spaCy's ``package`` (the function behind ``python -m spacy package``, with the same
    defaults: spaCy in the requirements) writes ``packages/<lang>_<name>-<version>/`` (setup.py,
@@ -17,6 +17,12 @@ Three steps:
    every entry of meta.json's ``sources`` (treebank, vectors, spacy-mimick) with its license.
 3. The sdist is built with setuptools' PEP 517 hook (``setuptools.build_meta.build_sdist``) in a
    subprocess, in the current environment: no download.
+4. With ``--dist``: the pipeline's wheel (``build_wheel``, the same way), and spacy-mimick's own
+   wheel built from this checkout, go into that folder beside a copy of the sdist, so that
+   ``pip install --find-links packages/dist <lang>_<name>`` installs the pipeline and the
+   spacy-mimick it requires without any index serving spacy-mimick (``--no-index`` too, where
+   spaCy and torch are installed already). The pipeline's requirement stays a version range
+   (``spacy-mimick>=0.1.0,<0.2.0``): the same package installs from an index for real users.
 
 Why not ``python -m spacy package --build sdist``: it runs ``python -m build``, which is not a
 dependency of spaCy (spaCy warns that building without it is deprecated and falls back to
@@ -27,6 +33,7 @@ here with no new dependency and no network.
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -115,20 +122,77 @@ def write_licenses(package_dir: Path, meta: Dict[str, Any], sources: Dict[str, A
     return notes
 
 
-BUILD_SDIST = "import setuptools.build_meta as b, sys; print(b.build_sdist(sys.argv[1]))"
+BUILD = "import setuptools.build_meta as b, sys; print(getattr(b, sys.argv[1])(sys.argv[2]))"
+# What spacy-mimick's wheel is built from (a copy: no build/ or egg-info left in the checkout).
+SPACY_MIMICK_FILES = ("setup.py", "README.md")
+SPACY_MIMICK_PACKAGE = "spacy_mimick"
 
 
-def build_sdist(package_dir: Path) -> Path:
-    """Build the sdist into ``package_dir/dist`` with setuptools' PEP 517 hook; setuptools' log is
-    shown only if the build fails (its warnings, if any, always)."""
-    result = subprocess.run([sys.executable, "-c", BUILD_SDIST, "dist"], cwd=package_dir,
-                            capture_output=True, text=True)
+def build_sdist(package_dir: Path, hook: str = "build_sdist", out: str = "dist") -> Path:
+    """Build the sdist (or, with ``hook`` build_wheel, the wheel) into ``package_dir/out`` with
+    setuptools' PEP 517 hook; setuptools' log is shown only if the build fails (its warnings, if
+    any, always)."""
+    # Without PYTHONDONTWRITEBYTECODE, where it is set: with it setuptools' build_wheel warns
+    # "byte-compiling is disabled" for every build, about nothing a user can act on.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    result = subprocess.run([sys.executable, "-c", BUILD, hook, out], cwd=package_dir,
+                            capture_output=True, text=True, env=env)
     if result.returncode != 0:
-        raise SystemExit(f"error: building the sdist in {package_dir} failed (exit code {result.returncode}):\n"
+        raise SystemExit(f"error: {hook} in {package_dir} failed (exit code {result.returncode}):\n"
                          f"{result.stdout}\n{result.stderr}")
     if result.stderr.strip():
         print(result.stderr.strip(), file=sys.stderr)
-    return package_dir / "dist" / result.stdout.strip().splitlines()[-1]
+    return package_dir / out / result.stdout.strip().splitlines()[-1]
+
+
+def build_spacy_mimick_wheel(source_root: Path, dist: Path) -> Path:
+    """spacy-mimick's wheel, built from a copy of ``source_root`` (setup.py, README.md, the
+    package) into ``dist``, replacing a wheel of the same name."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="spacy-mimick-wheel-") as tmp:
+        src = Path(tmp) / "src"
+        src.mkdir()
+        for name in SPACY_MIMICK_FILES:
+            shutil.copy(source_root / name, src / name)
+        shutil.copytree(source_root / SPACY_MIMICK_PACKAGE, src / SPACY_MIMICK_PACKAGE,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        wheel = build_sdist(src, "build_wheel", "wheels")
+        return copy_atomic(wheel, dist)
+
+
+def spacy_mimick_source() -> Path:
+    """The checkout to build spacy-mimick's wheel from: this project's, or (a copy of the project
+    without the package's sources) the one the imported spacy_mimick lives in."""
+    import spacy_mimick
+
+    for root in (Path(__file__).resolve().parents[2], Path(spacy_mimick.__file__).resolve().parents[1]):
+        if all((root / name).is_file() for name in SPACY_MIMICK_FILES) and (root / SPACY_MIMICK_PACKAGE).is_dir():
+            return root
+    raise SystemExit("error: no spacy-mimick checkout (setup.py, README.md, spacy_mimick/) to build its wheel from, "
+                     "neither this project nor where spacy_mimick is imported from; pass --spacy-mimick-source")
+
+
+def copy_atomic(path: Path, folder: Path) -> Path:
+    """Copy ``path`` into ``folder`` through a temporary file there (fsync, rename)."""
+    import os
+    import shutil
+
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / path.name
+    tmp = folder / f".{path.name}.tmp"
+    with path.open("rb") as src, tmp.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+        dst.flush()
+        os.fsync(dst.fileno())
+    os.replace(tmp, target)
+    return target
+
+
+def size_mb(path: Path) -> str:
+    """A file's size as the docs quote it: MB of 10^6 bytes, one decimal."""
+    return f"{path.stat().st_size / 1e6:.1f} MB"
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -137,6 +201,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("output_dir", type=Path, help="Parent folder of the package (packages)")
     parser.add_argument("--meta", type=Path, required=True, help="package_meta.py's meta.json")
     parser.add_argument("--sources", type=Path, required=True, help="data.py's sources.json")
+    parser.add_argument("--dist", type=Path, default=None,
+                        help="Also build the pipeline's wheel and spacy-mimick's, and put them with the sdist here "
+                             "(the folder of `pip install --find-links`)")
+    parser.add_argument("--spacy-mimick-source", type=Path, default=None,
+                        help="The checkout spacy-mimick's wheel is built from (default: the project's, else "
+                             "that of the spacy_mimick being imported)")
     args = parser.parse_args(argv)
     from spacy.cli.package import package
 
@@ -153,8 +223,17 @@ def main(argv: Optional[List[str]] = None) -> None:
     expected = package_dir / "dist" / (package_name(meta) + SDIST_SUFFIX)
     if sdist != expected:
         raise SystemExit(f"error: the sdist is {sdist}, expected {expected}")
-    print(f"{package_name(meta)}: license {meta.get('license')}, {sdist.stat().st_size / 1e6:.1f} MB -> {sdist}")
-    print(f"install: pip install {sdist}")
+    print(f"{package_name(meta)}: license {meta.get('license')}, sdist {size_mb(sdist)} -> {sdist}")
+    if args.dist is None:
+        print(f"install: pip install {sdist}")
+        return
+    wheel = build_sdist(package_dir, "build_wheel", "dist")
+    copied = [copy_atomic(sdist, args.dist), copy_atomic(wheel, args.dist)]
+    copied.append(build_spacy_mimick_wheel(args.spacy_mimick_source or spacy_mimick_source(), args.dist))
+    for path in copied:
+        print(f"  {path} ({size_mb(path)})")
+    module = package_name(meta).rsplit("-", 1)[0]
+    print(f"install: pip install --find-links {args.dist} {module}")
 
 
 if __name__ == "__main__":

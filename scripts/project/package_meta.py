@@ -1,16 +1,29 @@
-"""Write the meta.json for ``spacy package``: name, data sources, licenses, accuracy, requirements.
+"""Write the meta.json for ``spacy package``: name, data sources, licenses, accuracy, requirements, model card.
 
     python scripts/project/package_meta.py MODEL_DIR OUTPUT.json --sources corpus/<tb>/sources.json \
-        --metrics metrics/<tb>/<setting>/mimick.json --name mimick_ud_ewt --version 0.1.0
+        --metrics metrics/<tb>/<setting>/both.json --name mimick_ud_ewt --version 0.1.0 \
+        [--baseline metrics/<tb>/<setting>/spacy.json --significance metrics/<tb>/<setting>/sig-spacy-both.json] \
+        [--command "the command that built it"]
 
 Starts from the trained pipeline's own meta.json and fills in what a published pipeline needs:
 the UD treebank and the vectors it was trained on (with their licenses, from ``data.py``'s
 ``sources.json``; the package's license is the treebank's, which governs models trained on it),
 the paper metrics of ``evaluate.py`` on the test set as ``performance``, and ``spacy-mimick`` in
 ``requirements`` (the pipeline's components come from it).
+
+The model card is meta.json's ``notes``, which spaCy's ``package`` (and ``spacy huggingface-hub
+push``) put into the generated README under the accuracy table: the test scores beside spaCy's
+tagger + morphologizer trained on the same data and vectors (``--baseline``) with the paired
+tests (``--significance``), the license of every part and what it means for use (a treebank
+under a NonCommercial license makes the package non-commercial; a Mimick model converted from the
+original MIMICK release is GPL-3.0), and the command that built it. A pipeline trained on the
+project's embedded slice (``data_dir`` assets) says in its description and card that it is a demo.
+``performance`` has spaCy's keys (``pos_acc``, ``morph_acc``; ``morph_micro_f``/``_p``/``_r`` are
+the paper's attribute micro-F1, ``attr_micro_*``, under spaCy's morph prefix) and the OOV ones.
 """
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -26,6 +39,104 @@ PERFORMANCE_KEYS = (
     "pos_acc", "morph_acc", "attr_micro_p", "attr_micro_r", "attr_micro_f", "attr_macro_f",
     "oov_train_pos_acc", "oov_train_attr_micro_f", "oov_vec_pos_acc", "oov_vec_attr_micro_f",
 )
+# spaCy's names for the paper's attribute micro scores (its morphologizer reports morph_micro_*).
+SPACY_ALIASES = {"morph_micro_p": "attr_micro_p", "morph_micro_r": "attr_micro_r", "morph_micro_f": "attr_micro_f"}
+ORIGINAL_RELEASE = {
+    "name": "Original MIMICK release model (Pinter et al. 2017, github.com/yuvalpinter/Mimick), converted",
+    "url": "https://github.com/yuvalpinter/Mimick",
+    "license": "GPL-3.0",
+}
+DEMO_NOTE = ("DEMO: trained on the project's embedded slice of the treebank (a few thousand tokens, a small "
+             "vectors table) to show the packaging end to end; its accuracy is far below a full-data "
+             "pipeline. Not for use.")
+
+
+def is_non_commercial(license_name: Optional[str]) -> bool:
+    """Whether a license name (data.py's detect_license) is a NonCommercial one (CC BY-NC...)."""
+    return bool(license_name) and ("-NC" in license_name.upper() or "NONCOMMERCIAL" in license_name.upper().replace("-", ""))
+
+
+def is_demo(sources: Dict[str, Any]) -> bool:
+    """Trained on the project's embedded data (``data_dir`` the project's assets folder, relative or
+    absolute; not a download into assets/full)."""
+    return Path(sources.get("data_dir") or "").name == "assets"
+
+
+def release_mimick_meta(model_dir: Path) -> Optional[Dict[str, Any]]:
+    """The meta of the pipeline's Mimick model if it was converted from the original MIMICK release
+    (``spacy_mimick import-original`` records ``converted_from``), else None."""
+    for config in sorted(model_dir.rglob("config.json")):
+        try:
+            meta = json.loads(config.read_text(encoding="utf8")).get("meta") or {}
+        except (ValueError, AttributeError):
+            continue
+        if isinstance(meta, dict) and meta.get("converted_from"):
+            return meta
+    return None
+
+
+def pct(value: Optional[float]) -> str:
+    return "—" if value is None else f"{100 * value:.2f}"
+
+
+def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline: Optional[Dict[str, Any]],
+               significance: Optional[Dict[str, Any]], command: str, demo: bool, release: Optional[Dict[str, Any]]) -> str:
+    """The model card (meta.json ``notes``, shown by spaCy's generated README)."""
+    lines: List[str] = []
+    if demo:
+        lines += [f"**{DEMO_NOTE}**", ""]
+    scores = (metrics or {}).get("scores", {})
+    if scores:
+        lines += ["### Test set, gold words", "",
+                  f"UD test set ({(metrics or {}).get('n_test_tokens') or 0:,} words, the treebank's own "
+                  "tokenization), scored by spacy-mimick's evaluate.py:", "",
+                  "| system | POS | morph (UFeats exact) | attribute micro-F1 | POS, words not in training | POS, words without a vector |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        rows = [("this package", scores)]
+        if baseline and baseline.get("scores"):
+            rows.append(("spaCy tagger + morphologizer, same data and vectors", baseline["scores"]))
+        for name, s in rows:
+            lines.append(f"| {name} | {pct(s.get('pos_acc'))} | {pct(s.get('morph_acc'))} | {pct(s.get('attr_micro_f'))} | "
+                         f"{pct(s.get('oov_train_pos_acc'))} | {pct(s.get('oov_vec_pos_acc'))} |")
+        lines.append("")
+        if not (baseline and baseline.get("scores")):
+            lines += ["spaCy's tagger + morphologizer was not trained on this data for comparison "
+                      "(the `release` workflow trains it beside every package).", ""]
+        if significance:
+            lines += [significance_line(significance), ""]
+        lines += ["On raw text the pipeline tokenizes with spaCy's tokenizer, whose words differ from UD's "
+                  "in places (multiword tokens such as French *du* = *de le* are one token): expect lower "
+                  "scores there than on UD's gold words.", ""]
+    license_name = meta.get("license")
+    lines += ["### Licenses", ""]
+    for source in meta.get("sources", []):
+        lines.append(f"- {source.get('name')}: {source.get('license') or 'unknown'}")
+    lines.append("")
+    if is_non_commercial(license_name):
+        lines += [f"**Non-commercial use only**: the treebank's license ({license_name}) forbids commercial use, "
+                  "and the trained weights are shared under its terms.", ""]
+    if release:
+        lines += ["The Mimick model inside is converted from the original MIMICK release, which is GPL-3.0: "
+                  "the package as a whole carries the GPL-3.0's obligations as well as the treebank's license.", ""]
+    if command:
+        lines += ["### How it was built", "", "```", command, "```", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def significance_line(sig: Dict[str, Any]) -> str:
+    """One sentence from significance.py's JSON (A: spaCy's pipeline, B: this package's variant)."""
+    def delta(value: Optional[float], p: Optional[float]) -> str:
+        if value is None:
+            return "—"
+        return f"{100 * value:+.2f} points (p = {p:.2g})" if p is not None else f"{100 * value:+.2f} points"
+
+    text = (f"Paired tests against spaCy's pipeline on the same test words: POS "
+            f"{delta(sig.get('pos_acc_delta'), sig.get('pos_p_value'))} (McNemar), attribute micro-F1 "
+            f"{delta(sig.get('attr_micro_f_delta'), sig.get('attr_p_value'))} (bootstrap)")
+    oov = sig.get("oov_train") or {}
+    if oov.get("n_tokens"):
+        text += f"; POS on the {oov['n_tokens']:,} words not in training {delta(oov.get('pos_acc_delta'), oov.get('pos_p_value'))}"
+    return text + "."
 
 
 def requirement() -> str:
@@ -34,8 +145,11 @@ def requirement() -> str:
 
 
 def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Optional[Dict[str, Any]],
-               name: str, version: str) -> Dict[str, Any]:
+               name: str, version: str, baseline: Optional[Dict[str, Any]] = None,
+               significance: Optional[Dict[str, Any]] = None, command: str = "",
+               release: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     meta = dict(model_meta)
+    demo = is_demo(sources)
     treebank = sources.get("treebank", "")
     pretty = treebank[3:].replace("-", " ") if treebank.startswith("UD_") else treebank
     vectors = sources.get("vectors") or {}
@@ -60,6 +174,10 @@ def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Opt
         ),
         license=sources.get("treebank_license") or "see sources",
     )
+    if demo:
+        meta["description"] = DEMO_NOTE + " " + meta["description"]
+    if is_non_commercial(meta["license"]):
+        meta["description"] += f" Non-commercial use only (the treebank's license, {meta['license']})."
     meta["author"] = meta.get("author") or "spacy-mimick"
     meta["url"] = meta.get("url") or PAPER["url"]
     source_list: List[Dict[str, str]] = [{
@@ -75,16 +193,25 @@ def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Opt
             "url": vectors.get("url") or "",
             "license": vectors.get("license") or "see the vectors' distribution",
         })
+    if release:
+        source_list.append({**ORIGINAL_RELEASE, "version": str(release.get("source") or "")[:200]})
     source_list.append({"name": PAPER["name"], "url": PAPER["url"], "license": "spacy-mimick: MIT"})
     meta["sources"] = source_list
     if metrics:
         scores = metrics.get("scores", {})
         meta["performance"] = {key: scores.get(key) for key in PERFORMANCE_KEYS if scores.get(key) is not None}
+        meta["performance"].update({alias: scores[key] for alias, key in SPACY_ALIASES.items()
+                                    if scores.get(key) is not None})
         if metrics.get("words_per_second"):
             meta["speed"] = {"cpu": metrics["words_per_second"]}
     requirements = [r for r in meta.get("requirements", []) if not r.startswith("spacy-mimick")]
     meta["requirements"] = requirements + [requirement()]
+    meta["notes"] = card_notes(meta, metrics, baseline, significance, command, demo, release)
     return meta
+
+
+def read_json(path: Optional[Path]) -> Optional[Dict[str, Any]]:
+    return json.loads(path.read_text(encoding="utf8")) if path and path.exists() else None
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -95,19 +222,30 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--metrics", type=Path, default=None, help="evaluate.py's JSON for this pipeline")
     parser.add_argument("--name", required=True, help="Package name without the language, e.g. mimick_ud_ewt")
     parser.add_argument("--version", default="0.1.0")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="evaluate.py's JSON of spaCy's pipeline trained on the same data (if it exists)")
+    parser.add_argument("--significance", type=Path, default=None,
+                        help="significance.py's JSON of spaCy's pipeline against this one (if it exists)")
+    parser.add_argument("--command", default="", help="The command that built the pipeline, for the card")
     args = parser.parse_args(argv)
 
     model_meta = json.loads((args.model_dir / "meta.json").read_text(encoding="utf8"))
     sources = json.loads(args.sources.read_text(encoding="utf8"))
-    metrics = json.loads(args.metrics.read_text(encoding="utf8")) if args.metrics and args.metrics.exists() else None
-    meta = build_meta(model_meta, sources, metrics, args.name, args.version)
+    meta = build_meta(model_meta, sources, read_json(args.metrics), args.name, args.version,
+                      baseline=read_json(args.baseline), significance=read_json(args.significance),
+                      command=args.command, release=release_mimick_meta(args.model_dir))
     from spacy.schemas import ModelMetaSchema, validate
 
     errors = validate(ModelMetaSchema, meta)
     if errors:
         raise SystemExit("error: invalid meta.json:\n" + "\n".join(errors))
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf8")
+    tmp = args.output.with_name(args.output.name + ".tmp")
+    with tmp.open("w", encoding="utf8") as f:
+        f.write(json.dumps(meta, indent=2) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, args.output)
     print(f"{meta['lang']}_{meta['name']}-{meta['version']}: license {meta['license']}, "
           f"requirements {meta['requirements']} -> {args.output}")
 

@@ -5,6 +5,17 @@
         [--variants nochar,mimick,chartag,both,spacy] [--recipe paper|v2|v3|lowres] \
         [--var mimick_epochs=15 ...] [--choose-on-dev NAME=OVERRIDES ...] [--dry-run] \
         [--ray [--ray-address ADDR] [--ray-cpus N]]
+    python scripts/project/paper.py --release --data-dir ../shared/data [--treebanks ...] [--log-dir DIR]
+
+``--release`` makes the release (the project's ``release`` workflow): for every treebank, the
+best measured recipe on the full training set (``--sizes 0 --seeds 0 --epochs 30 --recipe lowres``
+and the n-gram Mimick model, ``--var mimick_arch=spacy_mimick.MimickNgram.v1``: the runs of
+docs/low_resource.md's full-data section), the Both variant (char->tag where the language has
+neither vectors nor a release model), spaCy's tagger + morphologizer on the same data and
+vectors, the paired tests, and ``package`` (``<lang>_mimick_ud_<treebank>``, the pipeline's sdist
+and wheel and spacy-mimick's wheel in packages/dist). Each step prints ``[paper] step i/N``; its
+output goes to the terminal and to ``--log-dir`` (default with --release:
+training/release/logs/<step>.log).
 
 weasel workflows cannot loop, so this script does: for each treebank (``UD_*`` folders of
 DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --vars.lang=L
@@ -85,6 +96,17 @@ BASELINES = ("spacy",)
 # --recipe: the suffix of the tagger configs (configs/tagger_<variant><suffix>.cfg) and of the
 # runs' folders (the project's `recipe` and `tagger_configs` variables).
 RECIPES = {"paper": "", "v2": "_v2", "v3": "_v3", "lowres": "_lowres"}
+# --release: the best measured full-data recipe (docs/low_resource.md, full data: Both with the
+# lowres configs, 30 epochs, the n-gram Mimick model), char->tag where there is no Mimick model.
+RELEASE_VARIANTS = ("both", "chartag")
+RELEASE_EPOCHS = 30
+RELEASE_MIMICK_ARCH = "spacy_mimick.MimickNgram.v1"
+
+
+def release_package_name(treebank: str) -> str:
+    """``mimick_ud_<name>`` of a ``UD_<Language>-<Name>`` folder (UD_English-EWT: mimick_ud_ewt)."""
+    name = treebank.split("-", 1)[1] if "-" in treebank else treebank
+    return "mimick_ud_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 def release_model(data_dir: Path, lang: str) -> Optional[Path]:
@@ -246,8 +268,10 @@ class Runner:
     """
 
     def __init__(self, project_dir: Path, force: bool = False, dry_run: bool = False,
-                 out: Optional[TextIO] = None) -> None:
+                 out: Optional[TextIO] = None, log_dir: Optional[Path] = None) -> None:
         self.project_dir = project_dir
+        self.log_dir = log_dir  # each command's output also goes to LOG_DIR/<log_name>.log
+        self.log_name = ""
         self.force = force
         self.dry_run = dry_run
         self.out = out  # where the runner's lines go (None: stdout)
@@ -313,8 +337,27 @@ class Runner:
         return True
 
     def execute(self, cmd: Dict, args: List[str]) -> None:
-        """Run the command (``cmd``: project.yml's, variables filled in): ``spacy project run`` (``args``)."""
-        subprocess.run(args, check=True)
+        """Run the command (``cmd``: project.yml's, variables filled in): ``spacy project run`` (``args``);
+        with a ``log_dir``, its output is shown and also written to the step's log file."""
+        if self.log_dir is None:
+            subprocess.run(args, check=True)
+            return
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_dir / f"{self.log_name or cmd['name']}.log"
+        with log.open("a", encoding="utf8") as f:
+            f.write("$ " + shlex.join(args) + "\n")
+            f.flush()
+            process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       errors="replace", bufsize=1)
+            assert process.stdout is not None
+            for line in process.stdout:
+                sys.stdout.write(line)
+                f.write(line)
+            code = process.wait()
+            f.flush()
+            os.fsync(f.fileno())
+        if code != 0:
+            raise SystemExit(f"error: {cmd['name']} failed (exit code {code}); its output: {log}")
 
     def remember(self, key: str, state: str) -> None:
         """Add an entry to the lock file, safe with other drivers and Ray tasks writing it: under
@@ -337,7 +380,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--treebanks", default="", help="Comma-separated treebank folders (default: all)")
     parser.add_argument("--sizes", default="500,1000,2000,5000,10000,0", help="Token budgets (0: full data)")
     parser.add_argument("--seeds", default="0,1,2,3,4", help="Seeds (subsamples) per budget")
-    parser.add_argument("--epochs", type=int, default=40, help="Tagger epochs (the paper: 40)")
+    parser.add_argument("--epochs", type=int, default=None, help="Tagger epochs (the paper: 40, the default; --release: 30)")
     parser.add_argument("--low-epochs", type=int, default=80, help="Epochs for budgets <= 5000 tokens (the paper: 80)")
     parser.add_argument("--gpu-id", type=int, default=-1)
     parser.add_argument("--variants", default=",".join(ALL_VARIANTS + BASELINES),
@@ -353,6 +396,13 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                              "and choose-on-dev keeps, per run, the recipe or a candidate, whichever model-best "
                              "scored best on dev, in <recipe>-dev (e.g. "
                              "'ls10=--components.mimick_tagger.label_smoothing 0.1')")
+    parser.add_argument("--release", action="store_true",
+                        help="Make the release: the best recipe on the full training sets, spaCy's baseline, "
+                             "the paired tests and the packages (the sizes, seeds, epochs, recipe and variants "
+                             "options are set by it)")
+    parser.add_argument("--log-dir", type=Path, default=None,
+                        help="Write each command's output to DIR/<step>.log too (default with --release: "
+                             "training/release/logs)")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR)
     parser.add_argument("--force", action="store_true", help="Re-run commands whose outputs exist")
     parser.add_argument("--dry-run", action="store_true", help="Print the commands only")
@@ -365,6 +415,17 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--ray-cpus", type=int, default=1, metavar="N",
                         help="CPUs (torch threads) of each Ray task: the cluster runs its CPUs / N commands at once")
     args = parser.parse_args(argv)
+    if args.release:
+        if args.choose_on_dev:
+            raise SystemExit("error: --release trains the measured recipe; it takes no --choose-on-dev candidates")
+        args.sizes, args.seeds, args.recipe = "0", "0", "lowres"
+        args.variants = ",".join(RELEASE_VARIANTS + BASELINES)
+        args.epochs = args.epochs or RELEASE_EPOCHS
+        if not any(item.startswith("mimick_arch=") for item in args.var):
+            args.var = [f"mimick_arch={RELEASE_MIMICK_ARCH}"] + args.var
+        if args.log_dir is None:
+            args.log_dir = args.project_dir / "training" / "release" / "logs"
+    args.epochs = args.epochs or 40
     args.ray = args.ray or args.ray_address is not None
     if args.ray and args.gpu_id >= 0:
         raise SystemExit("error: --ray runs on CPUs only; drop --gpu-id or run without --ray")
@@ -490,17 +551,20 @@ def plan(args: argparse.Namespace) -> List[Step]:
             trained.append(add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", variant_setting, after))
         return add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
 
-    def add_tests(unit: str, setting: Dict[str, object], variants: Sequence[str], evaluated: str) -> None:
-        """The paired tests of a run's systems, once ``evaluated`` wrote their predictions."""
+    def add_tests(unit: str, setting: Dict[str, object], variants: Sequence[str], evaluated: str) -> List[str]:
+        """The paired tests of a run's systems, once ``evaluated`` wrote their predictions; their keys."""
+        before = len(steps)
         if all(v in variants for v in ALL_VARIANTS):
             add(f"{unit}/significance", "significance", setting, [evaluated])
         elif "nochar" in variants and "mimick" in variants:
             add(f"{unit}/significance-mimick", "significance-mimick", setting, [evaluated])
         if "spacy" in variants:
-            for versus in ("mimick", "both"):
+            # The release's char->tag (no Mimick model) is tested against spaCy's too.
+            for versus in ("mimick", "both") + (("chartag",) if args.release else ()):
                 if versus in variants:
                     add(f"{unit}/significance-spacy-{versus}", "significance-spacy",
                         {**setting, "versus": versus}, [evaluated])
+        return [step.key for step in steps[before:]]
 
     for treebank, prefix, lang, vectors, release, n_train, xpos in treebanks:
         run_lang = spacy_lang(lang)
@@ -517,6 +581,8 @@ def plan(args: argparse.Namespace) -> List[Step]:
         has_mimick = bool(vectors or release)
         variants = [v for v in (ALL_VARIANTS if has_mimick else NO_VECTOR_VARIANTS) + BASELINES
                     if v in wanted_variants]
+        if args.release:  # one tagger: Both, or char->tag without a Mimick model
+            variants = ["both" if has_mimick else "chartag"] + [v for v in BASELINES if v in wanted_variants]
         mimick_step = ["train-mimick"] if vectors else (["import-mimick"] if release else [])
         if not any(v in variants for v in ("mimick", "both")):
             mimick_step = []
@@ -543,7 +609,13 @@ def plan(args: argparse.Namespace) -> List[Step]:
                         config, str(sample), n_tokens if n_tokens > 0 else n_train, epochs, batch_tokens)}
                 prepared = [convert, init_vectors, *mimick]
                 evaluate = add_runs(unit, setting, variants, subsample, prepared)
-                add_tests(unit, setting, variants, evaluate)
+                tests = add_tests(unit, setting, variants, evaluate)
+                if args.release:
+                    command = (f"python scripts/project/paper.py --release --data-dir {args.data_dir} "
+                               f"--treebanks {treebank}" + (f" --epochs {args.epochs}" if args.epochs != RELEASE_EPOCHS else ""))
+                    add(f"{unit}/package", "package",
+                        {**setting, "package_name": release_package_name(treebank), "package_variant": variants[0],
+                         "package_command": command}, [evaluate] + tests)
                 taggers = [v for v in variants if v in ALL_VARIANTS]
                 if not candidates or not taggers:
                     continue
@@ -582,8 +654,10 @@ def main(argv: Optional[List[str]] = None) -> None:
 
         paper_ray.run(steps, args.project_dir, force=args.force, address=args.ray_address, cpus=args.ray_cpus)
         return
-    runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run)
-    for step in steps:
+    runner = Runner(args.project_dir, force=args.force, dry_run=args.dry_run, log_dir=args.log_dir)
+    for number, step in enumerate(steps, 1):
+        print(f"[paper] step {number}/{len(steps)}: {step.key}", flush=True)
+        runner.log_name = re.sub(r"[^A-Za-z0-9._-]+", "__", step.key)
         runner.run(step.command, step.variables)
     print(f"[paper] done: {runner.commands_run} command(s) {'listed' if args.dry_run else 'run'}")
 

@@ -1,7 +1,7 @@
 """The end of `spacy project run all`: the headline results of one run, and where everything is.
 
     python scripts/project/summary.py METRICS_DIR --treebank UD_English-EWT --n-tokens 5000 --seed 0 \
-        [--report metrics/report.md] [--plots metrics/curves] [--package packages/.../x.tar.gz]
+        [--report metrics/report.md] [--plots metrics/curves] [--package packages/.../x.tar.gz] [--dist packages/dist]
 
 Prints, for one treebank, token budget and seed: the POS accuracy and attribute micro-F1 of the
 variants (``report.py``'s tables 1 and 2, the same code, restricted to this run), the paired
@@ -79,6 +79,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--report", type=Path, default=None, help="report.py's Markdown file")
     parser.add_argument("--plots", type=Path, default=None, help="plots.py's folder (<treebank>.png)")
     parser.add_argument("--package", type=Path, default=None, help="The package's sdist")
+    parser.add_argument("--dist", type=Path, default=None,
+                        help="The --find-links folder with the package and spacy-mimick's wheel (packages/dist)")
     parser.add_argument("--alpha", type=float, default=0.01, help="Significance level")
     args = parser.parse_args(argv)
     results = load_results(args.metrics_dir)
@@ -91,7 +93,12 @@ def main(argv: Optional[List[str]] = None) -> None:
              where("Package:", args.package, "run `package`")]
     lines += [line for line in paths if line]
     if args.package is not None and args.package.exists():
-        lines.append(f"{'':<9}pip install {args.package}")
+        name = args.package.name.rsplit("-", 1)[0]
+        if args.dist is not None and (args.dist / args.package.name).exists():
+            # The pipeline with the spacy-mimick wheel beside it: no index needs to have spacy-mimick.
+            lines.append(f"{'':<9}pip install --find-links {args.dist} {name}")
+        else:
+            lines.append(f"{'':<9}pip install {args.package}")
     print("\n".join(lines))
 
 
