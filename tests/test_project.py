@@ -378,6 +378,54 @@ def test_paper_runner_writes_each_steps_log(tmp_path, capsys):
     assert "boom" in (tmp_path / "logs" / "fail.log").read_text()
 
 
+def test_package_card_licenses_baseline_and_release_model(tmp_path):
+    """The model card of package_meta.py on real inputs: a NonCommercial treebank (Basque BDT's
+    LICENSE.txt, read by data.py) makes the package non-commercial; a Mimick model converted from
+    the original release (the Basque one) adds its GPL-3.0; spaCy's baseline and the paired test
+    appear beside the package's scores; spaCy's own performance keys are there."""
+    import package_meta
+    from conftest import SHARED_DATA
+
+    basque = SHARED_DATA / "ud" / "UD_Basque-BDT"
+    release = SHARED_DATA / "original_mimick" / "eu-lstm-est.tar.gz"
+    if not basque.is_dir() or not release.exists():
+        pytest.skip("needs ../shared/data (UD_Basque-BDT, original_mimick/eu-lstm-est.tar.gz)")
+    license_name = data_script.detect_license((basque / "LICENSE.txt").read_text(encoding="utf8"))
+    assert package_meta.is_non_commercial(license_name) and not package_meta.is_non_commercial("CC BY-SA 4.0")
+    from spacy_mimick.original_release import load_original_release
+
+    model_dir = tmp_path / "model-best"
+    load_original_release(release, lang="eu").to_disk(model_dir / "mimick_vectors" / "model")
+    found = package_meta.release_mimick_meta(model_dir)
+    assert found is not None and "GPL-3.0" in found["license"]
+    assert package_meta.release_mimick_meta(tmp_path / "nothing") is None
+    sources = {"treebank": "UD_Basque-BDT", "treebank_license": license_name, "data_dir": "../shared/data",
+               "treebank_url": "https://github.com/UniversalDependencies/UD_Basque-BDT"}
+    scores = {"pos_acc": 0.9, "morph_acc": 0.8, "attr_micro_f": 0.85, "attr_micro_p": 0.86, "attr_micro_r": 0.84,
+              "oov_train_pos_acc": 0.7}
+    metrics = {"scores": scores, "n_test_tokens": 1000, "n_train_tokens": 5000}
+    baseline = {"scores": {**scores, "pos_acc": 0.88}}
+    sig = {"pos_acc_delta": 0.02, "pos_p_value": 0.003, "attr_micro_f_delta": -0.001, "attr_p_value": 0.5,
+           "oov_train": {"n_tokens": 120, "pos_acc_delta": 0.05, "pos_p_value": 0.01}}
+    meta = package_meta.build_meta({"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []}, sources,
+                                   metrics, "mimick_ud_bdt", "0.1.0", baseline=baseline, significance=sig,
+                                   command="python scripts/project/paper.py --release", release=found)
+    assert meta["license"] == license_name and "Non-commercial use only" in meta["description"]
+    assert "DEMO" not in meta["description"]
+    assert meta["performance"]["morph_micro_f"] == 0.85 and meta["performance"]["pos_acc"] == 0.9
+    names = {s["name"]: s["license"] for s in meta["sources"]}
+    assert package_meta.ORIGINAL_RELEASE["name"] in names and names[package_meta.ORIGINAL_RELEASE["name"]] == "GPL-3.0"
+    notes = meta["notes"]
+    assert "**Non-commercial use only**" in notes and "GPL-3.0" in notes
+    assert "| this package | 90.00 | 80.00 | 85.00 | 70.00 |" in notes
+    assert "| spaCy tagger + morphologizer, same data and vectors | 88.00 |" in notes
+    assert "POS +2.00 points (p = 0.003) (McNemar)" in notes and "words not in training +5.00 points" in notes
+    assert "python scripts/project/paper.py --release" in notes
+    # The embedded slice (data_dir assets, relative or absolute) is a demo; assets/full is not.
+    assert package_meta.is_demo({"data_dir": "assets"}) and package_meta.is_demo({"data_dir": str(REPO / "assets")})
+    assert not package_meta.is_demo({"data_dir": "assets/full"})
+
+
 def test_project_run_args_survive_weasels_parsing():
     """weasel deletes every "--" of a --vars argument, its value's too: a value with "--" (the
     tagger overrides of --var tagger_overrides=... and --choose-on-dev) goes JSON-escaped, and
