@@ -23,6 +23,7 @@ sys.path.insert(0, str(SCRIPTS))
 sys.path.insert(0, str(REPO / "scripts"))
 
 import check_package  # noqa: E402
+import check_release  # noqa: E402
 import data as data_script  # noqa: E402
 import subsample as subsample_script  # noqa: E402
 
@@ -108,31 +109,6 @@ CHECK = textwrap.dedent("""
 """)
 
 
-SPACY_MIMICK_NAMES = ("spacy_mimick", "spacy-mimick", "__editable__", "_spacy_mimick", "en_mimick_ud_ewt")
-
-
-def venv_without_spacy_mimick(tmp_path: Path) -> Path:
-    """A fresh venv (no pip of its own) that sees this Python's installed packages (spaCy, torch,
-    pip ...) except spacy-mimick, as a user's venv with spaCy installed would: a folder of links to
-    every entry of this Python's site-packages but spacy-mimick's (and its editable finder), named
-    in a .pth file. pip then counts spaCy and torch as installed and must get spacy-mimick from
-    --find-links. Returns the venv's python."""
-    parent = tmp_path / "parent-site-packages"
-    parent.mkdir()
-    for site in check_package.site_packages():
-        for entry in Path(site).iterdir():
-            if entry.name.startswith(SPACY_MIMICK_NAMES) or entry.suffix == ".pth" or (parent / entry.name).exists():
-                continue
-            (parent / entry.name).symlink_to(entry)
-    venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", "--without-pip", venv])
-    python = venv / "bin" / "python"
-    purelib = Path(run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).strip())
-    purelib.mkdir(parents=True, exist_ok=True)
-    (purelib / "_parent_site_packages.pth").write_text(f"{parent}\n", encoding="utf8")
-    return python
-
-
 def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     project = stage_tiny_project(tmp_path)
     # The project's own commands from here on: ~18 steps per epoch (batches of 100), a dev
@@ -190,14 +166,15 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     # A fresh venv that sees the running Python's spacy/torch (no download; from a venv too) but
     # installs spacy-mimick (from the repository) and the pipeline itself; no network (--no-index).
     venv = tmp_path / "venv"
-    python = venv_without_spacy_mimick(tmp_path)
+    # A venv that sees this Python's spaCy, torch and pip but not spacy-mimick (nor the pipeline),
+    # as a user's venv with spaCy installed: pip must take both from packages/dist.
+    python = check_release.venv_without_spacy_mimick(tmp_path, hide=(PACKAGE,))
     # spacy-mimick is not importable there before the install (it is not in the index either).
     missing = subprocess.run([python, "-c", "import spacy, torch; import spacy_mimick"], capture_output=True,
                              text=True, env=VENV_ENV, cwd=tmp_path)
     assert missing.returncode != 0 and "spacy_mimick" in missing.stderr, missing.stderr
     # The documented install line, offline.
-    run([python, "-m", "pip", "install", "-q", "--no-index", "--find-links", dist, PACKAGE], cwd=tmp_path,
-        env=VENV_ENV)
+    check_release.install_offline(python, dist, PACKAGE, tmp_path, VENV_ENV)
     workdir = tmp_path / "elsewhere"  # not the repository: nothing importable by accident
     workdir.mkdir()
     # Without PYTHONPATH: only what the venv holds can be imported (not a checkout on the path).
@@ -213,6 +190,22 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     assert result["oov_norm"] > 0
     assert result["meta"]["name"] == "mimick_ud_ewt" and result["meta"]["lang"] == "en"
     assert result["license_files"] == ["LICENSE", "LICENSES_SOURCES"]  # installed with the pipeline
+    # check_release.py, which the docs' package checks come from: the same install in a venv of
+    # its own, the pipeline and spacy_mimick imported from there, a Markdown block per package.
+    block = check_release.check(dist, PACKAGE, "The flatfish were hurtling .")
+    assert block.startswith(f"#### `{PACKAGE}` 0.1.0 (license CC BY-SA 4.0)")
+    assert f"--find-links {dist} {PACKAGE}" in block and "spacy_mimick-0.1.0-py3-none-any.whl" in block
+    assert "| flatfish | " in block and block.rstrip().splitlines()[-1].startswith("| . | PUNCT |")
+
+
+def test_check_release_refuses_what_is_not_there(tmp_path, capsys):
+    """check_release.py: a missing folder or package, or an odd argument count, is one error line."""
+    with pytest.raises(SystemExit, match="no such folder"):
+        check_release.main([str(tmp_path / "nope"), PACKAGE, "Hello ."])
+    with pytest.raises(SystemExit, match=f"no package {PACKAGE}"):
+        check_release.main([str(tmp_path), PACKAGE, "Hello ."])
+    with pytest.raises(SystemExit, match="NAME TEXT pairs"):
+        check_release.main([str(tmp_path), PACKAGE])
 
 
 def _tiny_sdist(tmp_path: Path) -> Path:
