@@ -62,10 +62,14 @@ setup(
             "spacy_mimick.MimickTagger.v3 = spacy_mimick.tagger_model:build_mimick_tagger_v3",
             "spacy_mimick.MimickTagger.v4 = spacy_mimick.tagger_model:build_mimick_tagger_v4",
             "spacy_mimick.MimickTagger.v5 = spacy_mimick.tagger_model:build_mimick_tagger_v5",
-            "spacy_mimick.MimickStaticVectors.v1 = spacy_mimick.static_vectors:MimickStaticVectors",
-            "spacy_mimick.MultiHashEmbed.v1 = spacy_mimick.static_vectors:mimick_multi_hash_embed",
-            "spacy_mimick.CharacterEmbed.v1 = spacy_mimick.static_vectors:mimick_character_embed",
-            "spacy_mimick.HashEmbedCNN.v1 = spacy_mimick.static_vectors:mimick_hash_embed_cnn",
+            # Names of spacy-mimick 0.1's saved configs, now spaCy's own layers (legacy_layers.py).
+            "spacy_mimick.MimickStaticVectors.v1 = spacy_mimick.legacy_layers:mimick_static_vectors",
+            "spacy_mimick.MultiHashEmbed.v1 = spacy_mimick.legacy_layers:mimick_multi_hash_embed",
+            "spacy_mimick.CharacterEmbed.v1 = spacy_mimick.legacy_layers:mimick_character_embed",
+            "spacy_mimick.HashEmbedCNN.v1 = spacy_mimick.legacy_layers:mimick_hash_embed_cnn",
+        ],
+        "spacy_vectors": [
+            "spacy_mimick.MimickVectors.v1 = spacy_mimick.mimick_vectors:create_mimick_vectors",
         ],
         "spacy_scorers": [
             "spacy_mimick.attribute_scorer.v1 = spacy_mimick.scorer:make_attribute_scorer",

@@ -1,4 +1,6 @@
 """``spacy_mimick add``: make an existing spaCy pipeline OOV-robust (see add_mimick.py)."""
+import signal
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -38,9 +40,9 @@ def add_cli(
     tagger, parser, NER) and token.vector get Mimick vectors for OOV tokens.
 
     The Mimick model is trained on PIPELINE's own vectors unless --model is given. The
-    component goes before the first component that reads vectors; the models' StaticVectors
-    layers become MimickStaticVectors with the same weights (in-vocabulary words: same
-    predictions). `spacy.load(OUTPUT_DIR)` needs spacy-mimick installed.
+    component goes first and makes the vocab's vectors MimickVectors, which spaCy's own layers
+    read: no weight or model config changes (in-vocabulary words: same predictions). OUTPUT_DIR
+    appears whole or not at all. `spacy.load(OUTPUT_DIR)` needs spacy-mimick installed.
     """
     if limit < 0:
         raise UserError(f"--limit must be >= 0, got {limit}")
@@ -52,19 +54,16 @@ def add_cli(
     config = PAPER_CONFIG if paper else TrainConfig()
     config = replace(config, **{k: v for k, v in {"max_epochs": max_epochs, "seed": seed}.items() if v is not None})
     start = time.perf_counter()
+    # SIGTERM ends the run like Ctrl-C: the temporary folder is removed, OUTPUT_DIR untouched.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
     nlp, report = add_mimick(pipeline, output_dir, model=model, train_config=config,
                              arch=PAPER_ARCH if paper else DEFAULT_ARCH, limit=limit, progress=not quiet,
                              device=device)
     if report.trained_words:
         msg.info(f"Trained Mimick on {report.trained_words:,} words of {pipeline}'s vectors")
-    where = f"before {report.before}" if report.before else "at the end (no component reads vectors)"
-    msg.good(f"Added mimick_vectors {where}: {', '.join(nlp.pipe_names)}")
-    for path in report.swapped:
-        msg.good(f"{path}: StaticVectors -> MimickStaticVectors (same weights)")
-    for name in report.kept_static:
-        msg.warn(f"{name}: its architecture is not one spacy_mimick knows, so it keeps spaCy's "
-                 f"StaticVectors and sees zeros for OOV tokens until retrained with "
-                 f"spacy_mimick.MultiHashEmbed.v1 (docs/spacy_models.md)")
+    msg.good(f"Added mimick_vectors: {', '.join(nlp.pipe_names)}")
+    if report.readers:
+        msg.good(f"Read Mimick's vectors for OOV tokens through spaCy's StaticVectors: {', '.join(report.readers)}")
     msg.good(f"Saved to {output_dir} ({time.perf_counter() - start:.0f}s)")
     if package:
         package_dir = output_dir.parent / f"{output_dir.name}-package"

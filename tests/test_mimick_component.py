@@ -1,16 +1,18 @@
-"""The mimick_vectors component: OOV vectors in spaCy, serialization, multiprocessing."""
+"""The mimick_vectors component and MimickVectors: OOV vectors in spaCy, serialization,
+multiprocessing (fork and spawn), with no hook and no extra call."""
+import pickle
 import subprocess
 import sys
+import warnings
 
 import numpy
 import pytest
 import spacy
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 from spacy.vectors import Vectors
 
-from spacy_mimick.mimick_component import restore_vector_hooks
 from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.token_vectors import OOV_VECTORS_KEY, doc_vectors
+from spacy_mimick.mimick_vectors import LOWERCASE, MIMICK, NONE, TABLE, MimickVectors, vectors_and_sources
 
 TEXT = "The flatfish was hurtling past a lawnmower , said McNeally ."
 
@@ -25,7 +27,7 @@ def nlp(nlp_glove, tiny_mimick):
 def test_add_pipe_works_without_importing_the_package():
     code = "import spacy; nlp = spacy.blank('en'); print(type(nlp.add_pipe('mimick_vectors')).__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "MimickVectors"
+    assert out.stdout.strip() == "MimickVectorsComponent"
 
 
 def test_initialize_without_model_path_is_a_clear_error(nlp_glove):
@@ -34,20 +36,25 @@ def test_initialize_without_model_path_is_a_clear_error(nlp_glove):
         nlp_glove.initialize()
 
 
+def vectors_of(doc):
+    return numpy.vstack([t.vector for t in doc])
+
+
 def test_oov_tokens_get_mimick_vectors_known_tokens_keep_theirs(nlp, tiny_mimick):
     doc = nlp(TEXT)
     model = MimickModel.from_disk(tiny_mimick)
+    vectors = nlp.vocab.vectors
+    assert isinstance(vectors, MimickVectors) and not doc.user_token_hooks and not doc.user_data
+    table = vectors.table
     for token in doc:
-        assert token.has_vector
-        if token.orth in nlp.vocab.vectors:
-            numpy.testing.assert_array_equal(token.vector, nlp.vocab.vectors[token.orth])
-            assert token._.mimick_vector is None
-        elif token.lower in nlp.vocab.vectors:  # lowercase backoff
-            numpy.testing.assert_array_equal(token.vector, nlp.vocab.vectors[token.lower])
+        assert token.has_vector and not token.is_oov  # as spaCy documents for floret vectors
+        if token.orth in table:
+            numpy.testing.assert_array_equal(token.vector, table[token.orth])
+        elif token.lower in table:  # lowercase backoff
+            numpy.testing.assert_array_equal(token.vector, table[token.lower])
         else:
             numpy.testing.assert_allclose(token.vector, model.predict([token.text])[0], atol=1e-6)
-            assert token._.mimick_vector is not None
-    oov = [t for t in doc if t.orth not in nlp.vocab.vectors]
+    oov = [t for t in doc if t.orth not in table and t.lower not in table]
     assert {t.text for t in oov} >= {"flatfish", "hurtling", "lawnmower", "McNeally"}
     sim = oov[0].similarity(doc[0])
     assert -1 <= sim <= 1 and sim != 0
@@ -59,40 +66,83 @@ def test_oov_tokens_get_mimick_vectors_known_tokens_keep_theirs(nlp, tiny_mimick
 
 
 def test_lowercase_backoff(nlp):
+    the = nlp.vocab.vectors.table[nlp.vocab.strings["the"]]
     doc = nlp("The THE")
-    numpy.testing.assert_array_equal(doc[1].vector, nlp.vocab.vectors[nlp.vocab.strings["the"]])
+    numpy.testing.assert_array_equal(doc[1].vector, the)
+    assert nlp.vocab.vectors.sources([doc[1].orth]).tolist() == [LOWERCASE]
     nlp.get_pipe("mimick_vectors").cfg["lowercase_backoff"] = False
     doc = nlp("The THE")
-    assert not numpy.array_equal(doc[1].vector, nlp.vocab.vectors[nlp.vocab.strings["the"]])
+    assert not numpy.array_equal(doc[1].vector, the)
+    assert nlp.vocab.vectors.sources([doc[1].orth]).tolist() == [MIMICK]
 
 
-def test_doc_vectors_helper_agrees_with_hooks(nlp):
+def test_sources_and_batches_agree_with_token_vectors(nlp):
+    doc = nlp(TEXT + "  x")
+    vectors, sources = vectors_and_sources(nlp.vocab, [doc])
+    numpy.testing.assert_array_equal(vectors, vectors_of(doc))
+    numpy.testing.assert_array_equal(nlp.vocab.vectors.get_batch(doc.to_array("ORTH")), vectors)
+    table = nlp.vocab.vectors.table
+    expected = [NONE if t.is_space else TABLE if t.orth in table else LOWERCASE if t.lower in table else MIMICK
+                for t in doc]
+    assert sources.tolist() == expected and NONE in expected and MIMICK in expected
+    space = [t for t in doc if t.is_space][0]
+    assert not space.has_vector and not space.vector.any()  # whitespace: no vector, as in spaCy
+
+
+def test_docbin_and_doc_bytes_keep_vectors_in_another_process(nlp, tmp_path):
+    """A DocBin written in one process and read in another (with the saved pipeline's vocab),
+    and Doc.to_bytes: the same vectors, no hook, no call."""
     doc = nlp(TEXT)
-    vectors, has_vector, predicted = doc_vectors(doc)
-    numpy.testing.assert_array_equal(vectors, numpy.vstack([t.vector for t in doc]))
-    assert has_vector.all()
-    assert predicted.tolist() == [t.orth not in nlp.vocab.vectors for t in doc]
+    nlp.to_disk(tmp_path / "pipeline")
+    DocBin(docs=[doc]).to_disk(tmp_path / "docs.spacy")
+    back = Doc(nlp.vocab).from_bytes(doc.to_bytes())
+    numpy.testing.assert_array_equal(vectors_of(back), vectors_of(doc))
+    numpy.save(tmp_path / "expected.npy", vectors_of(doc))
+    code = (
+        "import sys, numpy, spacy; from spacy.tokens import DocBin; p = sys.argv[1]; "
+        "nlp = spacy.load(p + '/pipeline'); (doc,) = DocBin().from_disk(p + '/docs.spacy').get_docs(nlp.vocab); "
+        "v = numpy.vstack([t.vector for t in doc]); e = numpy.load(p + '/expected.npy'); "
+        "print(numpy.abs(v - e).max(), all(t.has_vector for t in doc))")
+    out = subprocess.run([sys.executable, "-W", "error::UserWarning", "-c", code, str(tmp_path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    diff, has = out.stdout.split()
+    assert float(diff) < 1e-6 and has == "True"
 
 
-def test_docbin_round_trip_keeps_vectors(nlp):
+def test_pickling_keeps_the_vectors_and_reads_new_strings(nlp):
     doc = nlp(TEXT)
-    data = DocBin(docs=[doc], store_user_data=True).to_bytes()
-    (back,) = DocBin().from_bytes(data).get_docs(nlp.vocab)
-    assert back.user_data[OOV_VECTORS_KEY].keys() == doc.user_data[OOV_VECTORS_KEY].keys()
-    assert back[1]._.mimick_vector is not None  # extension works without hooks
-    restore_vector_hooks(back)
-    numpy.testing.assert_array_equal(numpy.vstack([t.vector for t in back]),
-                                     numpy.vstack([t.vector for t in doc]))
+    vocab = pickle.loads(pickle.dumps(nlp.vocab))
+    assert isinstance(vocab.vectors, MimickVectors) and vocab.vectors.strings is vocab.strings
+    numpy.testing.assert_allclose(vocab.get_vector("flatfish"), doc[1].vector, atol=1e-6)
+    fresh = nlp.vocab.vectors.predict(["zqxjunkword"])[0]
+    numpy.testing.assert_allclose(vocab.get_vector("zqxjunkword"), fresh, atol=1e-6)  # a string added after loading
 
 
-def test_multiprocessing_pipe_matches_single_process(nlp):
-    texts = [TEXT, "Secretive developiong of compartmentalize .", "pesky expectedly MCT"] * 4
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_multiprocessing_pipe_matches_single_process(nlp, tmp_path, method):
+    """nlp.pipe(n_process=2) under both start methods, in a fresh interpreter: the docs that come
+    back have Mimick's vectors, with no warning (spaCy's W109 included)."""
+    nlp.to_disk(tmp_path / "pipeline")
+    code = f"""
+import multiprocessing, sys, warnings, numpy, spacy
+if __name__ == "__main__":
+    multiprocessing.set_start_method("{method}")
+    warnings.simplefilter("error")
+    nlp = spacy.load(sys.argv[1])
+    texts = [{TEXT!r}, "Secretive developiong of compartmentalize .", "pesky expectedly MCT"] * 3
     single = [numpy.vstack([t.vector for t in d]) for d in nlp.pipe(texts)]
-    multi = list(nlp.pipe(texts, n_process=2, batch_size=2))
+    multi = [numpy.vstack([t.vector for t in d]) for d in nlp.pipe(texts, n_process=2, batch_size=2)]
     assert len(multi) == len(texts)
-    for doc, expected in zip(multi, single):
-        restore_vector_hooks(doc)
-        numpy.testing.assert_allclose(numpy.vstack([t.vector for t in doc]), expected, atol=1e-6)
+    print(max(float(numpy.abs(a - b).max()) for a, b in zip(single, multi)), min(float(numpy.abs(m).sum()) for m in multi))
+"""
+    script = tmp_path / "run.py"
+    script.write_text(code)
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "pipeline")], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    diff, smallest = map(float, out.stdout.split())
+    assert diff < 1e-6 and smallest > 0
 
 
 def test_pipeline_serialization_round_trip(nlp, tmp_path):
@@ -133,23 +183,27 @@ def test_floret_vectors_are_left_alone(tiny_mimick):
     with pytest.warns(UserWarning, match="floret"):
         pipe.initialize(model_path=tiny_mimick)
     doc = nlp("anything goes")
-    assert OOV_VECTORS_KEY not in doc.user_data and not doc.user_token_hooks
+    numpy.testing.assert_array_equal(doc[0].vector, nlp.vocab.vectors.table.get_batch([doc[0].orth])[0])
 
 
 def test_add_to_vectors_writes_rows(nlp):
     pipe = nlp.get_pipe("mimick_vectors")
     pipe.cfg["add_to_vectors"] = True
-    before = nlp.vocab.vectors.n_keys
+    table = nlp.vocab.vectors.table
+    before = table.n_keys
     doc = nlp("zorgblat")
-    assert nlp.vocab.vectors.n_keys == before + 1
-    numpy.testing.assert_array_equal(nlp.vocab.vectors[nlp.vocab.strings["zorgblat"]], doc[0].vector)
+    assert table.n_keys == before + 1
+    numpy.testing.assert_array_equal(table[nlp.vocab.strings["zorgblat"]], doc[0].vector)
 
 
 def test_cache_is_bounded(nlp):
     pipe = nlp.get_pipe("mimick_vectors")
     pipe.cfg["cache_size"] = 3
     nlp("aaaq bbbq cccq dddq eeeq")
-    assert len(pipe._cache) == 3 and "eeeq" in pipe._cache
+    cache = nlp.vocab.vectors._cache
+    assert len(cache) == 3 and "eeeq" in cache
+    with pytest.raises(ValueError):
+        cache["eeeq"][0] = 1.0  # read-only: the cache shares its rows
 
 
 def test_unique_oov_types_predicted_once_per_batch(nlp, monkeypatch):
@@ -157,8 +211,10 @@ def test_unique_oov_types_predicted_once_per_batch(nlp, monkeypatch):
     calls = []
     real = pipe.model.predict
     monkeypatch.setattr(pipe.model, "predict", lambda words: calls.append(list(words)) or real(words))
-    list(nlp.pipe(["zzyzx qwop zzyzx", "qwop zzyzx"]))
+    docs = list(nlp.pipe(["zzyzx qwop zzyzx", "qwop zzyzx"]))
     assert calls == [["zzyzx", "qwop"]]
+    [t.vector for doc in docs for t in doc]  # served from the cache
+    assert len(calls) == 1
 
 
 def test_refine_rare_blends_only_the_rarest_rows_once(nlp_glove, tiny_mimick, glove_small, tmp_path):
@@ -210,43 +266,67 @@ def test_refine_rare_must_be_a_share(nlp_glove):
         nlp_glove.add_pipe("mimick_vectors", config={"refine_rare": 1.5})
 
 
-def test_predict_all_stores_every_tokens_prediction_and_leaves_vectors_alone(nlp_glove, tiny_mimick):
-    from spacy_mimick.token_vectors import SPELLING_VECTORS_KEY, spelling_vectors
+def test_predict_all_warms_every_form_and_leaves_vectors_alone(nlp_glove, tiny_mimick):
+    from spacy_mimick.tagger_model import spelling_vectors
 
-    nlp_glove.add_pipe("mimick_vectors", config={"predict_all": True})
-    nlp_glove.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
-    plain = spacy.blank("en", vocab=nlp_glove.vocab)
-    plain.add_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
-    doc, doc_plain = nlp_glove(TEXT), plain(TEXT)
-    assert SPELLING_VECTORS_KEY not in doc_plain.user_data
+    nlp_glove.add_pipe("mimick_vectors", config={"predict_all": True}).initialize(model_path=tiny_mimick)
+    doc = nlp_glove(TEXT)
+    cache = nlp_glove.vocab.vectors._cache
+    assert {t.text for t in doc} <= set(cache)  # in-table forms predicted too
     model = MimickModel.from_disk(tiny_mimick)
-    width = nlp_glove.vocab.vectors.shape[1]
-    numpy.testing.assert_allclose(
-        spelling_vectors(doc, width), model.predict([t.text for t in doc]), atol=1e-6
-    )
-    # In-vocabulary tokens get a prediction too, but keep their table vector.
-    the = doc[-1]  # "."
-    assert the.orth in nlp_glove.vocab.vectors
-    numpy.testing.assert_array_equal(the.vector, nlp_glove.vocab.vectors[the.orth])
-    for a, b in zip(doc, doc_plain):
-        numpy.testing.assert_array_equal(a.vector, b.vector)
-    # Survives DocBin; a doc without it, or with the wrong width, is a clear error.
-    back = next(DocBin(docs=[doc], store_user_data=True).get_docs(nlp_glove.vocab))
-    numpy.testing.assert_array_equal(spelling_vectors(back, width), spelling_vectors(doc, width))
-    with pytest.raises(ValueError, match="predict_all = true"):
-        spelling_vectors(doc_plain, width)
+    texts = [t.text for t in doc]
+    numpy.testing.assert_allclose(spelling_vectors([doc], texts, 50), model.predict(texts), atol=1e-6)
+    dot = doc[-1]
+    table = nlp_glove.vocab.vectors.table
+    assert dot.orth in table
+    numpy.testing.assert_array_equal(dot.vector, table[dot.orth])  # keeps its table vector
     with pytest.raises(ValueError, match="expected 7-d"):
-        spelling_vectors(doc, 7)
-    assert spelling_vectors(nlp_glove(""), width).shape == (0, width)
+        spelling_vectors([doc], texts, 7)
+    plain = spacy.blank("en")
+    with pytest.raises(ValueError, match="no Mimick model"):
+        spelling_vectors([plain("a b")], ["a", "b"], 50)
 
 
 def test_predict_all_keeps_the_lowercase_backoff_whatever_the_cache_holds(nlp_glove, tiny_mimick):
     """predict_all caches Mimick's prediction of "The"; "The" must still get the row of "the"."""
     nlp_glove.add_pipe("mimick_vectors", config={"predict_all": True})
     nlp_glove.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
-    assert nlp_glove.vocab.strings.add("The") not in nlp_glove.vocab.vectors  # OOV, "the" is not
+    table = nlp_glove.vocab.vectors.table
+    assert nlp_glove.vocab.strings.add("The") not in table  # OOV, "the" is not
     first, second = nlp_glove("The cat ."), nlp_glove("The cat .")
-    assert "The" in nlp_glove.get_pipe("mimick_vectors")._cache
+    assert "The" in nlp_glove.vocab.vectors._cache
     for doc in (first, second):
-        numpy.testing.assert_array_equal(doc[0].vector, nlp_glove.vocab.vectors[nlp_glove.vocab.strings["the"]])
-    numpy.testing.assert_array_equal(first.user_data[OOV_VECTORS_KEY]["The"], second.user_data[OOV_VECTORS_KEY]["The"])
+        numpy.testing.assert_array_equal(doc[0].vector, table[nlp_glove.vocab.strings["the"]])
+
+
+def test_vectors_class_in_a_config_needs_no_component(tiny_mimick, glove_small, tmp_path):
+    """[nlp.vectors] @vectors = "spacy_mimick.MimickVectors.v1": Mimick's vectors with no
+    component; saved with the vocab, so the loaded pipeline needs neither the path nor a call."""
+    from thinc.api import Config
+
+    config = Config().from_str(f"""
+[nlp]
+lang = "en"
+pipeline = []
+[nlp.vectors]
+@vectors = "spacy_mimick.MimickVectors.v1"
+model_path = "{tiny_mimick}"
+[components]
+""")
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    table = nlp.vocab.vectors.table
+    for word, row in zip(glove_small.words, glove_small.matrix):
+        table.resize((len(glove_small), 50)) if table.shape[0] == 0 else None
+        table.add(nlp.vocab.strings.add(word), vector=row)
+    doc = nlp("the zorblaxian .")
+    model = MimickModel.from_disk(tiny_mimick)
+    numpy.testing.assert_allclose(doc[1].vector, model.predict(["zorblaxian"])[0], atol=1e-6)
+    numpy.testing.assert_array_equal(doc[0].vector, table[doc[0].orth])
+    nlp.to_disk(tmp_path / "p")
+    assert (tmp_path / "p" / "vocab" / "mimick").is_dir()
+    moved = tmp_path / "p2"
+    (tmp_path / "p").rename(moved)
+    cfg = (moved / "config.cfg").read_text().replace(str(tiny_mimick), str(tmp_path / "nowhere"))
+    (moved / "config.cfg").write_text(cfg)
+    loaded = spacy.load(moved)
+    numpy.testing.assert_array_equal(vectors_of(loaded("the zorblaxian .")), vectors_of(doc))

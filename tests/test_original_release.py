@@ -350,10 +350,10 @@ TR_TEXT = "Kitaplarımızdan birini  okudum ."  # the double space makes a white
 
 
 def test_mimick_only_in_a_blank_pipeline_without_vectors(tr_model_dir):
-    from spacy_mimick.token_vectors import MIMICK_ONLY_KEY, doc_vectors
+    from spacy_mimick.mimick_vectors import MIMICK, NONE, vectors_and_sources
 
     nlp = _mimick_only_nlp(tr_model_dir)
-    assert nlp.vocab.vectors.shape[0] == 0
+    assert nlp.vocab.vectors.table.shape[0] == 0
     doc = nlp(TR_TEXT)
     words = [t.text for t in doc if not t.is_space]
     assert len(words) == len(doc) - 1  # one whitespace token
@@ -370,27 +370,27 @@ def test_mimick_only_in_a_blank_pipeline_without_vectors(tr_model_dir):
         float(doc[0:2].vector @ doc.vector / numpy.linalg.norm(doc[0:2].vector) / numpy.linalg.norm(doc.vector)), abs=1e-5)
     numpy.testing.assert_allclose(doc[0:2].vector, expected[:2].mean(axis=0), atol=1e-6)
     numpy.testing.assert_allclose(doc.vector, numpy.array([t.vector for t in doc]).mean(axis=0), atol=1e-6)
-    assert doc.user_data[MIMICK_ONLY_KEY] is True
-    vectors, has_vector, predicted = doc_vectors(doc)
+    assert nlp.vocab.vectors.mimick_only and not doc.user_data
+    vectors, sources = vectors_and_sources(nlp.vocab, [doc])
     assert vectors.shape == (len(doc), 64)
-    numpy.testing.assert_allclose(vectors[has_vector], expected, atol=1e-6)
-    assert predicted.tolist() == has_vector.tolist() == [not t.is_space for t in doc]
+    numpy.testing.assert_allclose(vectors[sources == MIMICK], expected, atol=1e-6)
+    assert sources.tolist() == [NONE if t.is_space else MIMICK for t in doc]
 
 
 def test_mimick_only_ignores_a_table_of_another_width(tr_model_dir, nlp_glove):
     """GloVe 50d in the vocab, the Polyglot-64d release model: the default mode refuses the
     pair, Mimick-only gives every token (in-vocabulary ones too) Mimick's 64-d vector."""
-    from spacy_mimick.token_vectors import doc_vectors
+    from spacy_mimick.mimick_vectors import vectors_and_sources
 
     with pytest.raises(ValueError, match="64-dimensional vectors but the pipeline's vectors are 50-dimensional"):
         nlp_glove.add_pipe("mimick_vectors", name="default_mode").initialize(model_path=tr_model_dir)
     nlp_glove.remove_pipe("default_mode")
     nlp = _mimick_only_nlp(tr_model_dir, nlp_glove)
     doc = nlp("the cat zorblaxed")
-    assert nlp.vocab.has_vector(doc[0].orth)  # "the" has a GloVe row, which is not used
+    assert doc[0].orth in nlp.vocab.vectors.table  # "the" has a GloVe row, which is not used
     expected = release_model("tr").predict(["the", "cat", "zorblaxed"])
     numpy.testing.assert_allclose(numpy.array([t.vector for t in doc]), expected, atol=1e-6)
-    numpy.testing.assert_allclose(doc_vectors(doc)[0], expected, atol=1e-6)
+    numpy.testing.assert_allclose(vectors_and_sources(nlp.vocab, [doc])[0], expected, atol=1e-6)
     assert doc.vector.shape == (64,)
 
 
@@ -413,8 +413,6 @@ def test_mimick_only_default_is_off(tr_model_dir):
 def test_mimick_only_survives_to_disk_and_docbin(tr_model_dir, tmp_path):
     import spacy
     from spacy.tokens import DocBin
-    from spacy_mimick.mimick_component import restore_vector_hooks
-    from spacy_mimick.token_vectors import MIMICK_ONLY_KEY, doc_vectors
 
     nlp = _mimick_only_nlp(tr_model_dir)
     nlp.to_disk(tmp_path / "nlp")
@@ -423,11 +421,8 @@ def test_mimick_only_survives_to_disk_and_docbin(tr_model_dir, tmp_path):
     doc = loaded(TR_TEXT)
     expected = numpy.array([t.vector for t in nlp(TR_TEXT)])
     numpy.testing.assert_array_equal(numpy.array([t.vector for t in doc]), expected)
-    data = DocBin(docs=[doc], store_user_data=True).to_bytes()
-    restored = list(DocBin(store_user_data=True).from_bytes(data).get_docs(loaded.vocab))[0]
-    assert restored.user_data[MIMICK_ONLY_KEY] is True
-    numpy.testing.assert_array_equal(doc_vectors(restored)[0], expected)
-    restore_vector_hooks(restored)
+    data = DocBin(docs=[doc]).to_bytes()
+    restored = list(DocBin().from_bytes(data).get_docs(loaded.vocab))[0]
     numpy.testing.assert_array_equal(numpy.array([t.vector for t in restored]), expected)
     assert [t.has_vector for t in restored] == [not t.is_space for t in restored]
 
@@ -502,7 +497,7 @@ def test_tagger_uses_mimick_only_vectors_beside_a_table_of_another_width(tr_mode
     ]
     nlp.initialize(lambda: examples)
     featurizer = nlp.get_pipe("mimick_tagger").model.get_ref("featurizer")
-    assert nlp.vocab.vectors.shape[1] == 50 and featurizer.get_dim("nV") == 64
+    assert nlp.vocab.vectors.table.shape[1] == 50 and featurizer.get_dim("nV") == 64
     doc = nlp("the cat okudum")
     numpy.testing.assert_allclose(
         featurizer.predict([doc]).vectors, release_model("tr").predict(["the", "cat", "okudum"]), atol=1e-6)

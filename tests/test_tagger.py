@@ -16,7 +16,7 @@ from thinc.api import Adam, fix_random_seed
 
 from spacy_mimick.tagger_component import MimickTagger
 from spacy_mimick.tagger_model import get_train_words
-from spacy_mimick.token_vectors import OOV_VECTORS_KEY
+from spacy_mimick.mimick_vectors import MIMICK, MimickVectors
 from spacy_mimick.ud import read_conllu
 
 from conftest import EWT, GLOVE, REPO
@@ -172,22 +172,32 @@ def test_variants_build_and_run(vectors_dir, use_vectors, char_embed, fine_tune)
     assert (net.word_delta is not None) == (use_vectors and fine_tune)
 
 
-def test_mimick_vectors_feed_the_tagger(trained):
-    """An OOV token gets UNK input, unless a Mimick vector is on the doc."""
+def test_mimick_vectors_feed_the_tagger(trained, tiny_mimick):
+    """An OOV token gets UNK input, unless the vocab's vectors are MimickVectors: then the
+    tagger reads Mimick's prediction, the same vector as token.vector."""
+    from spacy_mimick.mimick_model import MimickModel
+
     nlp, _, _ = trained
     featurizer = nlp.get_pipe("mimick_tagger").model.get_ref("featurizer")
     words = ["The", "zorblaxian", "sat", "."]
     plain = Doc(nlp.vocab, words=words)
-    with_mimick = Doc(nlp.vocab, words=words)
-    mimick_vector = numpy.linspace(-1, 1, nlp.vocab.vectors.shape[1]).astype("float32")
-    with_mimick.user_data[OOV_VECTORS_KEY] = {"zorblaxian": mimick_vector}
     X_plain = featurizer.predict([plain])
-    X_mimick = featurizer.predict([with_mimick])
     numpy.testing.assert_array_equal(X_plain.vectors[1], featurizer.get_param("unk"))
-    numpy.testing.assert_array_equal(X_mimick.vectors[1], mimick_vector)
     # "The" has no row of its own in lowercase GloVe: lowercase backoff finds "the".
     numpy.testing.assert_array_equal(X_plain.vectors[0], nlp.vocab.get_vector("the"))
-    scores_plain, scores_mimick = _scores(nlp, [plain, with_mimick])
+    table = nlp.vocab.vectors
+    nlp.vocab.vectors = MimickVectors(strings=nlp.vocab.strings, table=table,
+                                      model=MimickModel.from_disk(tiny_mimick))
+    try:
+        with_mimick = Doc(nlp.vocab, words=words)
+        X_mimick = featurizer.predict([with_mimick])
+        numpy.testing.assert_array_equal(X_mimick.vectors[1], with_mimick[1].vector)
+        assert with_mimick[1].vector.any()
+        numpy.testing.assert_array_equal(X_mimick.vectors[0], X_plain.vectors[0])
+        scores_mimick = _scores(nlp, [with_mimick])[0]
+    finally:
+        nlp.vocab.vectors = table
+    scores_plain = _scores(nlp, [plain])[0]
     assert not numpy.allclose(scores_plain[1], scores_mimick[1])
 
 
@@ -440,7 +450,7 @@ def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
     doc = nlp("The zorblaxian cat sat on the mat.")
     assert all(token.pos in POS_IDS.values() for token in doc)
     if "mimick_vectors" in expected:
-        assert "zorblaxian" in doc.user_data[OOV_VECTORS_KEY]
+        assert nlp.vocab.vectors.sources([doc[1].orth]).tolist() == [MIMICK]
 
 
 def test_ud_feats_sorts_case_insensitively():
@@ -594,7 +604,6 @@ def _v3_pipeline(vectors_dir, tiny_mimick, **model_cfg):
 
 def test_v3_feeds_mimick_predictions_of_every_token(vectors_dir, tiny_mimick, tmp_path):
     from spacy_mimick.mimick_model import MimickModel
-    from spacy_mimick.token_vectors import SPELLING_VECTORS_KEY
 
     fix_random_seed(0)
     nlp = _v3_pipeline(vectors_dir, tiny_mimick)
@@ -611,16 +620,23 @@ def test_v3_feeds_mimick_predictions_of_every_token(vectors_dir, tiny_mimick, tm
     X = tagger.model.get_ref("featurizer").predict([doc])
     expected = MimickModel.from_disk(tiny_mimick).predict(["the", "cat", "sat", "."])
     numpy.testing.assert_allclose(X.spelling, expected, atol=1e-6)
-    numpy.testing.assert_array_equal(X.vectors[0], nlp.vocab.get_vector("the"))  # unchanged
+    numpy.testing.assert_array_equal(X.vectors[0], nlp.vocab.vectors.table[doc[0].orth])  # unchanged
     # The spelling input changes the scores of an in-vocabulary word.
-    changed = nlp.make_doc("the cat sat .")
-    nlp.get_pipe("mimick_vectors")(changed)
-    changed.user_data[SPELLING_VECTORS_KEY]["cat"] = expected[0]
-    a, b = tagger.model.predict([doc, changed])
+    cache = nlp.vocab.vectors._cache
+    (a,) = tagger.model.predict([doc])
+    cat = cache["cat"]
+    cache["cat"] = expected[0]
+    (b,) = tagger.model.predict([doc])
+    cache["cat"] = cat
     assert not numpy.allclose(a[1], b[1])
-    # Without mimick_vectors in front: a clear error, not zeros.
-    with pytest.raises(ValueError, match="predict_all = true"):
-        tagger(nlp.make_doc("the cat sat ."))
+    # Without Mimick's vectors: a clear error, not zeros.
+    vectors = nlp.vocab.vectors
+    nlp.vocab.vectors = vectors.table
+    try:
+        with pytest.raises(ValueError, match="no Mimick model"):
+            tagger(nlp.make_doc("the cat sat ."))
+    finally:
+        nlp.vocab.vectors = vectors
     # Round trips.
     texts = ["The zorblaxian cat sat on the mat .", "Dogs bark ."]
     expected_tags = [[(t.pos_, str(t.morph)) for t in d] for d in nlp.pipe(texts)]
@@ -651,7 +667,7 @@ def test_v3_needs_mimick_vectors():
     nlp = spacy.blank("en")
     nlp.add_pipe("mimick_tagger", config={"model": V3})
     ref = Doc(nlp.vocab, words=["a", "b"], pos=["DET", "NOUN"])
-    with pytest.raises(ValueError, match="no mimick_vectors with predict_all = true runs before it"):
+    with pytest.raises(ValueError, match="the pipeline's vectors have no Mimick model"):
         nlp.initialize(lambda: [Example(nlp.make_doc("a b"), ref)])
 
 
@@ -746,7 +762,7 @@ def test_optimizer_averages_reach_the_torch_module(vectors_dir):
 def test_to_numpy_takes_gpu_arrays_explicitly():
     """Under ``spacy train --gpu-id N`` spaCy keeps the vectors table in cupy arrays, which
     refuse implicit conversion; the featurizer and the component convert with ``.get()``."""
-    from spacy_mimick.token_vectors import to_numpy
+    from spacy_mimick.mimick_vectors import to_numpy
 
     class FakeCupy:
         def __init__(self, data):
@@ -766,8 +782,7 @@ def test_to_numpy_takes_gpu_arrays_explicitly():
 
 def test_default_network_is_v3_both_and_says_what_it_needs(vectors_dir, tiny_mimick):
     """add_pipe("mimick_tagger") builds the best measured network (MimickTagger.v3, Both);
-    without mimick_vectors(predict_all) before it, initialize names the fix instead of failing
-    on the first batch."""
+    without Mimick's vectors, initialize names the fix instead of failing on the first batch."""
     nlp = spacy.load(vectors_dir)
     nlp.add_pipe("mimick_tagger")
     model_cfg = nlp.config["components"]["mimick_tagger"]["model"]
@@ -776,13 +791,13 @@ def test_default_network_is_v3_both_and_says_what_it_needs(vectors_dir, tiny_mim
     train = _examples(nlp, EWT_TRAIN, 10)
     with pytest.raises(ValueError, match=r'add_pipe\("mimick_vectors", before="mimick_tagger", config=\{"predict_all": True\}\)'):
         nlp.initialize(lambda: train)
-    # mimick_vectors without predict_all is not enough either
+    # mimick_vectors without predict_all is enough: the vectors predict in-table words when asked
     nlp = spacy.load(vectors_dir)
     nlp.add_pipe("mimick_vectors")
     nlp.add_pipe("mimick_tagger")
     nlp.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
-    with pytest.raises(ValueError, match="predict_all = true"):
-        nlp.initialize(lambda: _examples(nlp, EWT_TRAIN, 10))
+    nlp.initialize(lambda: _examples(nlp, EWT_TRAIN, 10))
+    assert nlp("the cat sat .").has_annotation("POS")
     # as the message says: it trains
     nlp = spacy.load(vectors_dir)
     nlp.add_pipe("mimick_vectors", config={"predict_all": True})

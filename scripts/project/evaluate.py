@@ -45,6 +45,7 @@ from spacy.scorer import Scorer
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
+from spacy_mimick.mimick_vectors import table_of
 from spacy_mimick.scorer import score_attributes, score_dependencies
 from spacy_mimick.ud import read_conllu
 
@@ -112,7 +113,8 @@ def score_predictions(
     if name is not None:
         scores = nlp.get_pipe(name).score(examples)
     else:  # any other tagger: the same metrics, OOV = outside the training words if given
-        in_vectors = lambda t: t.vocab.has_vector(t.orth) or t.vocab.has_vector(t.lower)  # noqa: E731
+        table = table_of(nlp.vocab.vectors)  # the table's own rows, not Mimick's predictions
+        in_vectors = lambda t: t.orth in table or t.lower in table  # noqa: E731
         scores = score_attributes(examples, train_words=train_words, in_vectors=in_vectors)
         if any(nlp.get_pipe_meta(n).factory == "tagger" for n in nlp.pipe_names):
             # spaCy's tagger predicts the XPOS (token.tag_); POS comes from the morphologizer.
