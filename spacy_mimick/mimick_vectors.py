@@ -42,7 +42,7 @@ from spacy.util import registry
 from spacy.vectors import BaseVectors, Vectors
 from thinc.api import get_array_module
 
-from .devices import pipeline_device
+from .devices import pipeline_device, torch_threads
 from .mimick_model import MimickModel
 
 MODEL_DIR = "mimick"
@@ -87,7 +87,7 @@ def _frozen(vector: numpy.ndarray) -> numpy.ndarray:
 @registry.vectors("spacy_mimick.MimickVectors.v1")
 def create_mimick_vectors(
     model_path: Optional[str] = None, lowercase_backoff: bool = True, cache_size: int = 100_000,
-    mimick_only: bool = False,
+    mimick_only: bool = False, n_threads: int = 1,
 ) -> Callable[[Any], "MimickVectors"]:
     """``[nlp.vectors] @vectors = "spacy_mimick.MimickVectors.v1"``: the pipeline's table plus
     Mimick's predictions for every other word.
@@ -95,10 +95,12 @@ def create_mimick_vectors(
     model_path: a trained Mimick model (``python -m spacy_mimick train``), read when a prediction
         is first needed and only if the vocab brought none: a saved pipeline carries its own in
         ``vocab/mimick``, so its config's path need not exist where it is loaded.
+    n_threads: torch CPU threads for Mimick's predictions (the caller's setting is restored
+        after each batch); 0 leaves torch's own setting.
     """
     def make(vocab) -> MimickVectors:
         return MimickVectors(strings=vocab.strings, model_path=model_path, lowercase_backoff=lowercase_backoff,
-                             cache_size=cache_size, mimick_only=mimick_only)
+                             cache_size=cache_size, mimick_only=mimick_only, n_threads=n_threads)
     return make
 
 
@@ -106,7 +108,7 @@ class MimickVectors(BaseVectors):
     def __init__(
         self, *, strings=None, table: Optional[Vectors] = None, model: Optional[MimickModel] = None,
         model_path: Optional[Union[str, Path]] = None, lowercase_backoff: bool = True,
-        cache_size: int = 100_000, mimick_only: bool = False,
+        cache_size: int = 100_000, mimick_only: bool = False, n_threads: int = 1,
     ):
         super().__init__(strings=strings)
         self.table = table if table is not None else Vectors(strings=strings)
@@ -115,6 +117,7 @@ class MimickVectors(BaseVectors):
         self.lowercase_backoff = lowercase_backoff
         self.cache_size = cache_size
         self.mimick_only = mimick_only
+        self.n_threads = n_threads
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
 
     # -- the parts of the table that differ ---------------------------------------------------
@@ -207,17 +210,39 @@ class MimickVectors(BaseVectors):
         spaCy's plain tables)."""
         return self.reads_table and get_string_id(key) in self.table.key2row
 
+    def _source(self, key: int) -> Tuple[int, int, Optional[str]]:
+        """One key's source, table row and string: ``_plan`` for a single key, without arrays
+        (``token.vector`` asks per token)."""
+        if self.is_floret:
+            return TABLE, -1, None
+        table = self.reads_table
+        if table:
+            row = self.table.key2row.get(key)
+            if row is not None:
+                return TABLE, row, None
+        text = self._string(key)
+        if text is None or not text or text.isspace():
+            return NONE, -1, None
+        if table and self.lowercase_backoff:
+            row = self.table.key2row.get(get_string_id(text.lower()))
+            if row is not None:
+                return LOWERCASE, row, text
+        return (MIMICK, -1, text) if self._has_model() else (NONE, -1, None)
+
     def __contains__(self, key: Union[int, str]) -> bool:
-        return self.sources([get_string_id(key)])[0] != NONE
+        return self._source(get_string_id(key))[0] != NONE
 
     def __getitem__(self, key: Union[int, str]):
         key = get_string_id(key)
-        vectors, sources = self.lookup([key])
-        if sources[0] == NONE:
+        source, row, text = self._source(key)
+        if source == NONE:
             raise KeyError(f"no vector for key {key}: whitespace or a string the vocab does not know")
-        if sources[0] == TABLE:
+        if source == TABLE:
             return self.table[key]
-        return vectors[0]
+        if source == LOWERCASE:
+            return self.table.data[row]
+        vector = self._cached(text)
+        return vector if vector is not None else self.predict([text])[0]
 
     def get_batch(self, keys):
         """The vectors of ``keys`` (an array of hashes, as spaCy's ``StaticVectors`` passes),
@@ -290,7 +315,9 @@ class MimickVectors(BaseVectors):
         missing = list(dict.fromkeys(w for w, v in zip(words, found) if v is None))
         fresh: Dict[str, numpy.ndarray] = {}
         if missing:
-            for word, row in zip(missing, model.predict(missing)):
+            with torch_threads(self.n_threads):
+                predicted = model.predict(missing)
+            for word, row in zip(missing, predicted):
                 # One read-only copy per row: a view would keep the whole batch alive.
                 fresh[word] = _frozen(numpy.array(row, dtype="float32"))
                 self._remember(word, fresh[word])
@@ -323,7 +350,7 @@ class MimickVectors(BaseVectors):
     # -- serialization ------------------------------------------------------------------------
     def _settings(self) -> Dict[str, Any]:
         return {"lowercase_backoff": self.lowercase_backoff, "cache_size": self.cache_size,
-                "mimick_only": self.mimick_only}
+                "mimick_only": self.mimick_only, "n_threads": self.n_threads}
 
     def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
         path = Path(path)

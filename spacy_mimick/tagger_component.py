@@ -25,6 +25,7 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d, Ints2d
 
 from .malloc import fix_mmap_threshold
+from .devices import torch_threads
 from .pytorch_tagger_model import MimickTaggerNet, adversarial_perturbation, head_offsets
 from . import schedules  # noqa: F401  registers the lowres configs' schedule (also an entry point)
 from .scorer import score_attributes
@@ -70,6 +71,7 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
         "adversarial": 0.0,
         "distillation": 0.0,
         "decode": "heads",
+        "n_threads": 1,
         "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
     },
     default_score_weights={
@@ -89,6 +91,7 @@ def make_mimick_tagger(
     decode: str = "heads",
     adversarial: float = 0.0,
     distillation: float = 0.0,
+    n_threads: int = 1,
 ) -> "MimickTagger":
     """Create a MimickTagger.
 
@@ -115,12 +118,16 @@ def make_mimick_tagger(
         whose labels are such combinations, can only predict seen ones. Read at prediction
         time only, so a trained pipeline can switch: ``spacy.load(path, config={"components":
         {"mimick_tagger": {"decode": "bundles"}}})``.
+    n_threads (int): torch CPU threads for prediction, the caller's setting restored after each
+        batch (0: torch's own setting, one thread per core). One is the measured best for the
+        batches ``nlp.pipe`` and ``nlp(text)`` make, idle or busy (docs/speed.md); training
+        (``spacy train``) follows torch's setting (``OMP_NUM_THREADS``).
     scorer (Optional[Callable]): Called as ``scorer(examples, train_words=..., in_vectors=...)``
         (see :meth:`MimickTagger.score`).
     """
     return MimickTagger(
         nlp.vocab, model, name, loss=loss, scorer=scorer, label_smoothing=label_smoothing,
-        decode=decode, adversarial=adversarial, distillation=distillation,
+        decode=decode, adversarial=adversarial, distillation=distillation, n_threads=n_threads,
     )
 
 
@@ -146,7 +153,9 @@ class MimickTagger(TrainablePipe):
         decode: str = "heads",
         adversarial: float = 0.0,
         distillation: float = 0.0,
+        n_threads: int = 1,
     ):
+        self.n_threads = n_threads
         if loss not in LOSSES:
             raise ValueError(f"mimick_tagger: loss must be one of {LOSSES}, got {loss!r}")
         # Below 0.5 the gold value keeps the largest target share in every head (an
@@ -445,7 +454,8 @@ class MimickTagger(TrainablePipe):
         n_heads = len(self._heads)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc), n_heads), dtype="int64") for doc in docs]
-        scores = self.model.predict(docs)
+        with torch_threads(self.n_threads):
+            scores = self.model.predict(docs)
         flat = numpy.concatenate(scores)
         offsets = head_offsets([len(values) for _, values in self._heads])
         if self.decode == "bundles":

@@ -132,3 +132,33 @@ def test_mimick_vectors_follows_the_pipelines_device(monkeypatch, nlp_glove, tin
     assert pipe.model.device == get_torch_default_device()
     monkeypatch.setattr(component, "pipeline_device", lambda: torch.device("meta"))
     assert pipe._require_model().device.type == "meta"
+
+
+def test_components_predict_on_their_thread_setting_and_restore_the_callers(nlp_glove, tiny_mimick):
+    """mimick_vectors and mimick_tagger run their torch work on n_threads (default 1) whatever
+    the caller set, and give the caller's setting back; 0 leaves torch's setting alone."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    seen = []
+    nlp_glove.add_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    model = nlp_glove.vocab.vectors.model
+    real = model.predict
+    model.predict = lambda words, **kw: seen.append(("vectors", torch.get_num_threads())) or real(words, **kw)
+    tagger = nlp_glove.add_pipe("mimick_tagger")
+    ref = Doc(nlp_glove.vocab, words=["the", "cat"], pos=["DET", "NOUN"])
+    nlp_glove.initialize(lambda: [Example(nlp_glove.make_doc("the cat"), ref)])
+    net = tagger.model.get_ref("net").layers[0].shims[0]._model
+    net.register_forward_pre_hook(lambda module, inputs: seen.append(("tagger", torch.get_num_threads())))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        nlp_glove("the zorblaxian cat")
+        assert set(seen) == {("vectors", 1), ("tagger", 1)} and torch.get_num_threads() == 2
+        seen.clear()
+        nlp_glove.get_pipe("mimick_vectors").cfg["n_threads"] = 0
+        tagger.n_threads = 0
+        nlp_glove("the qwzzyx cat")
+        assert set(seen) == {("vectors", 2), ("tagger", 2)}
+    finally:
+        torch.set_num_threads(before)
