@@ -21,7 +21,7 @@ trained twice with the trainer of ``python -m spacy_mimick train``:
 Every model is compared with the first candidate of the run (the baseline: ratios in the last
 columns). Usage (one core; a few CPU-minutes per candidate):
 
-    OMP_NUM_THREADS=1 python benchmarks/typo_probe.py --candidates current,typo50
+    OMP_NUM_THREADS=1 python benchmarks/typo_probe.py --candidates before,default,love-ngram
 
 Writes ``metrics/typo_probe.md`` and ``.json`` (``--out PREFIX``), after every candidate.
 """
@@ -49,7 +49,6 @@ from spacy_mimick.vectors_io import WordVectors, read_vectors
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"
 NGRAM = {"@architectures": "spacy_mimick.MimickNgram.v1"}
-NGRAM2 = {"@architectures": "spacy_mimick.MimickNgram.v2", "pooling": "attention"}
 HYBRID = {"@architectures": "spacy_mimick.MimickHybrid.v1"}
 
 # The settings of the default model before this benchmark existed (n-gram bag, l2, typo 0.08).
@@ -64,23 +63,12 @@ CANDIDATES: Dict[str, tuple] = {
     "typo30": ("n-gram, l2, typo 0.3", NGRAM, {**BEFORE, "typo_prob": 0.3}),
     "typo50": ("n-gram, l2, typo 0.5", NGRAM, {**BEFORE, "typo_prob": 0.5}),
     "typo70": ("n-gram, l2, typo 0.7", NGRAM, {**BEFORE, "typo_prob": 0.7}),
-    "views": ("n-gram, l2, typo 0.08 + a typo'd copy of every word (clean target)", NGRAM,
-              {**BEFORE, "typo_copies": 1}),
     "typo50-nce": ("n-gram, l2 + 0.1 x InfoNCE, typo 0.5", NGRAM,
                    {**BEFORE, "typo_prob": 0.5, "loss": "l2+contrastive"}),
-    "views-nce": ("n-gram, l2 + 0.1 x InfoNCE, typo'd copies", NGRAM,
-                  {**BEFORE, "typo_copies": 1, "loss": "l2+contrastive"}),
     "typo50-n2": ("n-gram 2-6, l2, typo 0.5", {**NGRAM, "n_min": 2}, {**BEFORE, "typo_prob": 0.5}),
     "typo50-freq": ("n-gram, l2, typo 0.5, log-frequency weights", NGRAM,
                     {**BEFORE, "typo_prob": 0.5, "freq_weight": True}),
     "typo50-hybrid": ("hybrid (char BiLSTM + n-gram), l2, typo 0.5", HYBRID, {**BEFORE, "typo_prob": 0.5}),
-    "attn": ("n-gram 3-6, attention pooling, l2, typo 0.08", NGRAM2, BEFORE),
-    "attn-typo30": ("n-gram, attention pooling, l2, typo 0.3", NGRAM2, {**BEFORE, "typo_prob": 0.3}),
-    "attn-typo50": ("n-gram, attention pooling, l2, typo 0.5", NGRAM2, {**BEFORE, "typo_prob": 0.5}),
-    "attn-views": ("n-gram, attention pooling, l2, typo 0.08 + a typo'd copy of every word", NGRAM2,
-                   {**BEFORE, "typo_copies": 1}),
-    "attn-typo50-nce": ("n-gram, attention pooling, l2 + 0.1 x InfoNCE, typo 0.5", NGRAM2,
-                        {**BEFORE, "typo_prob": 0.5, "loss": "l2+contrastive"}),
     # LOVE (Chen et al. 2022) as described in its paper, in this trainer: InfoNCE at t 0.07 with
     # in-batch negatives (batches hold words of one length: similar-shaped hard negatives) and
     # 256 random ones, one-edit typo positives (swap / delete / insert / keyboard, 0.07 each),

@@ -29,7 +29,7 @@ from .devices import batch_to, module_device
 from .features import (
     CharVocab, NgramVocab, encode_chars, encode_ngrams, normalize_word,
 )
-from .pytorch_mimick_model import MimickBiLSTM, MimickHybrid, NgramAttentionBag, NgramBag
+from .pytorch_mimick_model import MimickBiLSTM, MimickHybrid, NgramBag
 
 FORMAT_VERSION = 1
 
@@ -77,8 +77,7 @@ class MimickSpec:
                 layers=s["layers"], mlp_hidden=s["mlp_hidden"], dropout=s["dropout"],
             )
         if self.uses_ngrams:
-            bag = NgramAttentionBag if s.get("pooling") == "attention" else NgramBag
-            ngrams = bag(len(features["ngrams"]), width)
+            ngrams = NgramBag(len(features["ngrams"]), width)
         if lstm is not None and ngrams is not None:
             return MimickHybrid(lstm, ngrams)
         return lstm if lstm is not None else ngrams
@@ -120,19 +119,6 @@ def build_mimick_ngram_v1(
     """BoS-style baseline: a word is the mean of its character n-gram vectors (3-6 by default)."""
     settings = _ngram_settings(n_min, n_max, min_ngram_count, max_ngrams)
     return MimickSpec(False, True, {"max_chars": max_chars, **settings})
-
-
-@registry.architectures("spacy_mimick.MimickNgram.v2")
-def build_mimick_ngram_v2(
-    n_min: int = 3, n_max: int = 6, min_ngram_count: int = 2, max_ngrams: int = 1_000_000,
-    max_chars: int = 64, pooling: str = "attention",
-) -> MimickSpec:
-    """MimickNgram.v1 with a choice of pooling: "mean" (v1's) or "attention" (the n-grams'
-    mean weighted by a softmax over a learned score per n-gram: ``NgramAttentionBag``)."""
-    if pooling not in ("mean", "attention"):
-        raise ValueError(f"pooling must be 'mean' or 'attention', got {pooling!r}")
-    settings = _ngram_settings(n_min, n_max, min_ngram_count, max_ngrams)
-    return MimickSpec(False, True, {"max_chars": max_chars, "pooling": pooling, **settings})
 
 
 @registry.architectures("spacy_mimick.MimickHybrid.v1")

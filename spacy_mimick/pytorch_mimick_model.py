@@ -4,7 +4,6 @@
   final forward and backward states concatenated -> Linear -> tanh -> Linear to the embedding's
   dimension.
 - ``NgramBag``: BoS (Zhao et al. 2018): the mean of the word's character n-gram vectors.
-- ``NgramAttentionBag``: the n-gram vectors' mean weighted by a learned score per n-gram.
 - ``MimickHybrid``: both, summed: the BiLSTM models word shape and typos, the n-gram bag gives a
   strong morpheme-level signal that a small LSTM learns slowly.
 
@@ -58,33 +57,6 @@ class NgramBag(nn.Module):
 
     def forward(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
         return self.bag(batch["ngrams"], batch["offsets"])
-
-
-class NgramAttentionBag(nn.Module):
-    """A weighted mean of the word's n-gram vectors, each n-gram's weight a softmax over its
-    learned score (one scalar per n-gram; all equal at the start, i.e. ``NgramBag``'s mean).
-
-    A word's identity-bearing n-grams ("cros", "ossi") can then outweigh the frequent ones that
-    many words share ("ing>"), which a plain mean cannot, and a typo that removes a few n-grams
-    leaves the others' weighted mean near the word's vector.
-    """
-
-    def __init__(self, n_ngrams: int, width: int):
-        super().__init__()
-        self.bag = nn.EmbeddingBag(n_ngrams, width, mode="sum", sparse=True)
-        nn.init.normal_(self.bag.weight, std=0.01)
-        self.score = nn.Embedding(n_ngrams, 1, sparse=True)
-        nn.init.zeros_(self.score.weight)
-
-    def forward(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
-        ids, offsets = batch["ngrams"], batch["offsets"]
-        lengths = torch.diff(offsets, append=torch.tensor([len(ids)], dtype=offsets.dtype, device=offsets.device))
-        segment = torch.repeat_interleave(torch.arange(len(offsets), device=ids.device), lengths)
-        scores = self.score(ids).squeeze(1)
-        # Softmax within each word; scores stay small, so one global shift keeps exp finite.
-        e = torch.exp(scores - scores.max().detach()) if len(scores) else scores
-        total = torch.zeros(len(offsets), dtype=e.dtype, device=e.device).index_add(0, segment, e)
-        return self.bag(ids, offsets, per_sample_weights=e / total[segment])
 
 
 class MimickHybrid(nn.Module):
