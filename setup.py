@@ -22,7 +22,9 @@ setup(
         "thinc>=8.3,<8.4",
         # torch trains the Mimick model and runs the tagger. Install the CPU wheel first
         # (`pip install torch==2.13.0`): this range is then satisfied without a CUDA download.
-        "torch>=2.1",
+        # 2.6: torch.load(weights_only=True) is safe (CVE-2025-32434) and no environment variable
+        # overrides an explicit weights_only; the tagger's and Mimick's weights are read that way.
+        "torch>=2.6",
         "numpy>=1.24",
         # CoNLL-U parsing (multiword tokens, empty nodes) instead of a hand-written reader.
         "conllu>=4.5",

@@ -3,11 +3,15 @@
 word representation -> multi-layer BiLSTM -> one MLP head per attribute (POS first).
 The thinc wrapper around it (featurization, batching, serialization) is in ``tagger_model.py``.
 """
+import io
+import pickle
 from typing import List, Optional, Sequence
 
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from .user_errors import UserError
 
 # Range of the random rows given to words that have no pretrained vector, as in the
 # original DyNet tagger; used for the trainable table when the pipeline has no vectors.
@@ -244,3 +248,25 @@ def head_offsets(head_sizes: Sequence[int]) -> List[int]:
     for size in head_sizes:
         offsets.append(offsets[-1] + size)
     return offsets
+
+
+def load_state_safely(module: nn.Module, state_bytes: bytes, device: "torch.device") -> nn.Module:
+    """Fill ``module`` with a state written by thinc's PyTorchShim (``torch.save`` of its
+    ``state_dict``), read with ``torch.load(weights_only=True)``: tensors and plain
+    containers only, so no code can run from a saved pipeline, whatever the environment
+    (``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` does not override an explicit ``weights_only``).
+    thinc's own reader calls ``torch.load`` with torch's default, which before torch 2.6 was
+    ``weights_only=False``. Pipelines saved by earlier versions hold only tensors and load.
+    """
+    try:
+        state = torch.load(io.BytesIO(state_bytes), map_location=device, weights_only=True)
+    except pickle.UnpicklingError as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise UserError(
+            "mimick_tagger: the saved weights hold something other than tensors, refusing to "
+            f"load them ({reason[:200]}). A pipeline saved by spacy-mimick holds only tensors: "
+            "re-save it from a trusted copy with nlp.to_disk"
+        ) from None
+    module.load_state_dict(state)
+    module.to(device)
+    return module

@@ -26,7 +26,9 @@ from thinc.types import Floats2d, Ints2d
 
 from .malloc import fix_mmap_threshold
 from .devices import torch_threads
-from .pytorch_tagger_model import MimickTaggerNet, adversarial_perturbation, head_offsets
+from .pytorch_tagger_model import (
+    MimickTaggerNet, adversarial_perturbation, head_offsets, load_state_safely,
+)
 from . import schedules  # noqa: F401  registers the lowres configs' schedule (also an entry point)
 from .scorer import score_attributes
 from .tagger_model import get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables
@@ -686,6 +688,8 @@ class MimickTagger(TrainablePipe):
         self.model.initialize()
 
     def _load_model_bytes(self, data: bytes) -> None:
+        for shim in _shims(self.model):  # read the torch state without running any code in it
+            shim._deserialize_model = load_state_safely
         try:
             self.model.from_bytes(data)
         except AttributeError:

@@ -536,6 +536,67 @@ def _(tmp):
     return seen
 
 
+# Second round: no code runs from a model file, no write in place, no debris
+
+EWT_TRAIN = REPO.parent / "shared" / "data" / "ud" / "UD_English-EWT" / "en_ewt-ud-train.conllu"
+
+
+def tagger_pipeline(tmp: Path) -> Path:
+    """A small saved mimick_tagger pipeline (no vectors), initialized on 20 EWT sentences."""
+    from spacy.training import Example
+    from spacy_mimick.ud import read_conllu
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("mimick_tagger", config={"model": {"@architectures": "spacy_mimick.MimickTagger.v1",
+                                                    "hidden_width": 8, "char_embed": 0}})
+    refs = list(read_conllu(EWT_TRAIN, nlp.vocab, limit=20))
+    nlp.initialize(lambda: [Example(Doc(nlp.vocab, words=[t.text for t in r]), r) for r in refs])
+    path = tmp / "tagger"
+    nlp.to_disk(path)
+    return path
+
+
+class _RunsCode:
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+@scenario("tagger-pickle", "R1", "a saved mimick_tagger whose torch state is a pickle that runs a command, "
+          "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1", "tag PIPELINE x.conllu y.conllu",
+          "the saved weights hold something other than tensors, refusing to load them")
+def _(tmp):
+    import io
+    import srsly
+
+    path = tagger_pipeline(tmp)
+    # Pipelines saved before the tagger read its weights itself hold the same bytes: they load.
+    assert spacy.load(path).get_pipe("mimick_tagger").labels
+    weights = path / "mimick_tagger" / "model"
+    msg = srsly.msgpack_loads(weights.read_bytes())
+    marker = tmp / "ran"
+    payload = io.BytesIO()
+    torch.save(_RunsCode(marker), payload)
+    shims = [i for i, node in enumerate(msg["shims"]) if node]
+    shim = srsly.msgpack_loads(msg["shims"][shims[0]][0])
+    shim["state"] = payload.getvalue()
+    msg["shims"][shims[0]][0] = srsly.msgpack_dumps(shim)
+    weights.write_bytes(srsly.msgpack_dumps(msg))
+    previous = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    try:
+        out = cli("tag", path, conllu_file(tmp), tmp / "y.conllu")
+    finally:
+        if previous is None:
+            del os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"]
+        else:
+            os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = previous
+    assert not marker.exists(), "the pickle's command ran"
+    return out
+
+
 # Cases that already worked
 
 @scenario("ragged-rows", "works", "a row with too few values", "train v.txt OUT", "found 7 values, expected 8")
