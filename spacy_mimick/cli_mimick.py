@@ -202,6 +202,14 @@ def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
     return out
 
 
+def _refuse_input_as_output(output: Path, inputs: List[Path]) -> None:
+    """Outputs are never written over an input (they are written beside it and renamed)."""
+    for path in inputs:
+        if output.exists() and path.exists() and output.samefile(path):
+            raise UserError(f"{output} is the input file {path}: refusing to write over it "
+                            f"(expected another output path)")
+
+
 @app.command("predict", short_help="Print Mimick vectors for words (word2vec text)")
 @user_errors
 def predict_cli(
@@ -219,6 +227,7 @@ def predict_cli(
     model = MimickModel.from_disk(model_dir)
     vectors = model.predict(words)
     if output is not None:
+        _refuse_input_as_output(output, [words_file] if words_file is not None else [])
         write_vectors_text(output, words, vectors)
         msg.good(f"Wrote {len(words)} vectors to {output}")
     else:
@@ -293,6 +302,7 @@ def extend_cli(
     This is how the original release fed the tagger; spaCy users can run `spacy init vectors` on
     the output. Without --all-rows only the words of the given vocabulary are written.
     """
+    _refuse_input_as_output(output, [Path(vectors_path), *conllu, *([words_file] if words_file else [])])
     set_threads(threads)
     model = MimickModel.from_disk(model_dir)  # a bad model fails before the corpus is read
     vocab: List[str] = _read_words([], words_file) if words_file is not None else []

@@ -14,6 +14,7 @@ from spacy.tokens import DocBin
 from ._cli_app import app
 from ._cli_options import set_threads, threads_option
 from .add_mimick import load_pipeline
+from .atomic import write_bytes_atomic
 from .ud import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
 from .user_errors import UserError, fail, user_errors
 
@@ -64,7 +65,8 @@ def convert_cli(
             typer.echo(f"  subsample (>= {n_tokens} tokens, seed {seed}): "
                        f"{len(docs)} sentences, {sum(len(doc) for doc in docs)} tokens")
         output = output_dir / f"{name}.spacy"
-        DocBin(docs=docs, store_user_data=True).to_disk(output)
+        # Never in place: on a full disk or a signal an existing output stays whole.
+        write_bytes_atomic(output, DocBin(docs=docs, store_user_data=True).to_bytes())
         typer.echo(f"  -> {output}")
 
 

@@ -19,7 +19,6 @@ cycle, unknown UPOS, ...) raises :class:`ConlluFormatError` naming the file and 
 import os
 import random
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TextIO, Tuple, Union
@@ -33,6 +32,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.vocab import Vocab
 
+from .atomic import atomic_file
 from .user_errors import UserError
 
 SENT_ID_KEY = "spacy_mimick.sent_id"
@@ -406,27 +406,10 @@ def ud_feats(doc_token) -> Optional[Dict[str, str]]:
     return dict(sorted(features.items(), key=lambda item: item[0].lower()))
 
 
-class _atomic_text_output:
-    """Write a text file through a temporary file beside it, renamed into place on success:
-    an interrupted or failed write leaves no partial file (and an existing one unchanged)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __enter__(self) -> TextIO:
-        fd, self.tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        self.out = os.fdopen(fd, "w", encoding="utf8")
-        return self.out
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        self.out.close()
-        if exc_type is None:
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(self.tmp, 0o666 & ~mask)
-            os.replace(self.tmp, self.path)
-        else:
-            os.unlink(self.tmp)
+def _atomic_text_output(path: Path):
+    """The output of ``tag``: written through a temporary file beside it, renamed at the end
+    (atomic.py), so a failure, Ctrl-C or SIGTERM leaves no partial file and no debris."""
+    return atomic_file(path, "w", encoding="utf8")
 
 
 def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[str, Path],

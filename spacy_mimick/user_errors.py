@@ -5,6 +5,7 @@ malformed vectors, model or CoNLL-U file, a missing file, an option out of range
 training) into ``error: MESSAGE``. The messages name the file, line or word and what was
 expected, so a traceback would only hide them. Anything else is a bug and keeps its traceback.
 """
+import errno
 import functools
 from typing import Callable, NoReturn, Tuple, Type
 
@@ -42,5 +43,12 @@ def user_errors(command: Callable) -> Callable:
             return command(*args, **kwargs)
         except _user_error_types() as err:
             fail(str(err))
+        except OSError as err:
+            if err.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+                raise
+            # A full disk (or a file size limit): outputs are written beside their target and
+            # renamed at the end (atomic.py), so nothing the user had was replaced.
+            fail(f"could not write the output: {err.strerror} (nothing was replaced: files already "
+                 f"there are unchanged; free some space and run again)")
 
     return wrapper

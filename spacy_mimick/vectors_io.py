@@ -37,6 +37,8 @@ import numpy
 import srsly
 from tqdm import tqdm
 
+from .atomic import atomic_file
+
 PathLike = Union[str, Path]
 
 FORMATS = ("text", "word2vec-binary", "polyglot", "spacy", "navec")
@@ -448,21 +450,24 @@ def write_vectors_text(
         raise ValueError(f"{len(words)} words need a (n_words, dim) matrix, got shape {matrix.shape}")
     for i, word in enumerate(words):
         if not word or any(c in word for c in " \t\n\r"):
-            raise ValueError(
-                f"word {word!r} (index {i}) is empty or contains whitespace, which the text format cannot hold"
+            raise VectorsFormatError(
+                f"{path}: word {word!r} (index {i}) is empty or contains whitespace, which the text format "
+                f"cannot hold (expected words without spaces, tabs or line breaks)"
             )
     fmt = f"%.{precision}g"
     path = Path(path)
-    opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "wt", encoding="utf-8", newline="\n") as out:  # type: ignore[operator]
+    with atomic_file(path) as raw:  # never in place: a failed write leaves the old file whole
+        out = gzip.GzipFile(filename=path.name, fileobj=raw, mode="wb") if path.name.endswith(".gz") else raw
         if header:
-            out.write(f"{matrix.shape[0]} {matrix.shape[1]}\n")
+            out.write(f"{matrix.shape[0]} {matrix.shape[1]}\n".encode("utf-8"))
         for start in range(0, len(words), _CHUNK_ROWS):
             block = matrix[start : start + _CHUNK_ROWS].tolist()
-            out.writelines(
+            out.write("".join(
                 word + " " + " ".join([fmt % x for x in row]) + "\n"
                 for word, row in zip(words[start : start + _CHUNK_ROWS], block)
-            )
+            ).encode("utf-8"))
+        if out is not raw:
+            out.close()  # the gzip trailer; raw is closed by atomic_file
 
 
 # --- word2vec binary ----------------------------------------------------------------------------

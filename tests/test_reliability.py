@@ -597,6 +597,106 @@ def _(tmp):
     return out
 
 
+def ewt_slice(tmp: Path, n_sentences: int, name: str = "ewt.conllu") -> Path:
+    """The first ``n_sentences`` sentences of EWT's training file."""
+    text = EWT_TRAIN.read_text(encoding="utf8")
+    path = tmp / name
+    path.write_text("\n\n".join(text.split("\n\n")[:n_sentences]) + "\n\n", encoding="utf8")
+    return path
+
+
+def run_limited(args: List[str], file_size_limit: int) -> subprocess.CompletedProcess:
+    """Run ``python -m spacy_mimick ARGS`` in a process whose files may not grow past
+    ``file_size_limit`` bytes (``ulimit -f``): every write past it fails as on a full disk."""
+    import resource
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_limit, file_size_limit))
+
+    return subprocess.run([sys.executable, "-m", "spacy_mimick", *map(str, args)], capture_output=True,
+                          text=True, preexec_fn=limit, cwd=PACKAGE_ROOT,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+
+
+def seen(result: subprocess.CompletedProcess) -> str:
+    return f"{result.stdout}{result.stderr} [exit {result.returncode}]"
+
+
+@scenario("convert-full-disk", "R3", "the disk fills up while convert writes over a good .spacy (ulimit -f)",
+          "convert x.conllu -o OUT", "could not write the output: File too large (nothing was replaced")
+def _(tmp):
+    source = ewt_slice(tmp, 200, "x.conllu")
+    out_dir = tmp / "out"
+    assert "[exit 0]" in cli("convert", source, "-o", out_dir)
+    good = (out_dir / "x.spacy").read_bytes()
+    source.write_text(source.read_text(encoding="utf8") * 3, encoding="utf8")  # a bigger output
+    result = run_limited(["convert", source, "-o", out_dir], len(good) + 100)
+    assert (out_dir / "x.spacy").read_bytes() == good  # the previous output, whole
+    assert sorted(p.name for p in out_dir.iterdir()) == ["x.spacy"]  # no temporary file left
+    assert len(list(DocBin().from_disk(out_dir / "x.spacy").get_docs(spacy.blank("xx").vocab))) == 200
+    return seen(result)
+
+
+@scenario("extend-same-file", "R4", "the same vectors file as input and output", "extend MODEL v.txt v.txt",
+          "is the input file")
+def _(tmp):
+    path = vectors_file(tmp)
+    before = path.read_bytes()
+    out = cli("extend", model_dir(tmp), path, path, "--all-rows")
+    assert path.read_bytes() == before
+    return out
+
+
+@scenario("predict-same-file", "R4", "the words file as the output", "predict MODEL --words-file w.txt -o w.txt",
+          "is the input file")
+def _(tmp):
+    path = tmp / "w.txt"
+    path.write_text("cat\ndog\n")
+    out = cli("predict", model_dir(tmp), "--words-file", path, "-o", path)
+    assert path.read_text() == "cat\ndog\n"
+    return out
+
+
+@scenario("extend-full-disk", "R4", "the disk fills up while extend writes over an existing output (ulimit -f)",
+          "extend MODEL v.txt out.txt", "could not write the output: File too large")
+def _(tmp):
+    source = vectors_file(tmp, n=2000)
+    output = tmp / "out.txt"
+    output.write_text("previous output\n")
+    result = run_limited(["extend", model_dir(tmp), source, output, "--all-rows"], 20000)
+    assert output.read_text() == "previous output\n"
+    assert sorted(p.name for p in tmp.iterdir() if p.name.startswith(".")) == []  # no debris
+    return seen(result)
+
+
+@scenario("tag-full-disk", "R7", "the disk fills up while tag writes (ulimit -f)", "tag PIPELINE x.conllu y.conllu",
+          "could not write the output: File too large")
+def _(tmp):
+    source = ewt_slice(tmp, 300, "x.conllu")
+    output = tmp / "y.conllu"
+    output.write_text("previous output")
+    result = run_limited(["tag", tagger_pipeline(tmp), source, output], 20000)
+    assert output.read_text() == "previous output"
+    assert sorted(p.name for p in tmp.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+    return seen(result)
+
+
+@scenario("extend-whitespace-word", "R9", "a vocabulary word holding a space", "predict MODEL 'New York' -o out.txt",
+          "word 'New York' (index 0) is empty or contains whitespace")
+def _(tmp):
+    out = cli("predict", model_dir(tmp), "New York", "-o", tmp / "out.txt")
+    assert not (tmp / "out.txt").exists() and not [p for p in tmp.iterdir() if p.name.startswith(".")]
+    return out
+
+
+@scenario("tag-missing-folder", "R10", "an output folder that does not exist", "tag PIPELINE x.conllu no/y.conllu",
+          "is not an existing folder: cannot write")
+def _(tmp):
+    out = cli("tag", pipeline_dir(tmp), conllu_file(tmp), tmp / "no" / "y.conllu")
+    assert ".tmp" not in out
+    return out
+
+
 # Cases that already worked
 
 @scenario("ragged-rows", "works", "a row with too few values", "train v.txt OUT", "found 7 values, expected 8")
@@ -719,7 +819,9 @@ def render() -> str:
         "(exit 130). Whitespace tokens get no vector, as in spaCy; punctuation-only tokens are words",
         "like others (vector tables have rows for punctuation), so OOV ones get Mimick's vector.",
         "Item \"works\": the case was already handled with a clear message (the CLI printed it",
-        "below a traceback before issue 12).",
+        "below a traceback before issue 12). Items R1-R11: the second round (R1: no code runs from a",
+        "saved tagger; R3, R4, R7: full disk and same-file outputs, written by `spacy_mimick/atomic.py`;",
+        "R9, R10: clear errors).",
         "",
         "| item | input | command | what the user sees (excerpt) | exit |",
         "|---|---|---|---|---|",
@@ -743,6 +845,7 @@ def test_reliability_doc_is_up_to_date():
 def test_every_item_has_a_scenario():
     items = {part.strip() for s in SCENARIOS for part in s.item.split(",")}
     assert {str(i) for i in range(1, 16)} - {"16"} <= items
+    assert {"R1", "R3", "R4", "R7", "R9", "R10"} <= items
 
 
 if __name__ == "__main__":
