@@ -64,3 +64,66 @@ def atomic_file(path: Union[str, Path], mode: str = "wb", **open_kw) -> Iterator
 def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
     with atomic_file(path) as out:
         out.write(data)
+
+
+@contextmanager
+def _folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive lock (flock) on ``folder`` itself: saves of directories into the same folder
+    run one after the other, across processes, and leave no lock file behind."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _clean_stale(path: Path) -> None:
+    """Remove the temporary folders of earlier saves of ``path`` that were killed midway. Called
+    under the folder lock, so none belongs to a live save. If a kill came between the two renames
+    (``path`` moved aside, the new one not yet in place) the previous model is put back first."""
+    import shutil
+
+    for old in sorted(path.parent.glob(f".{path.name}.old-*")):
+        if not path.exists() and (old / "model").is_dir():
+            os.replace(old / "model", path)
+        shutil.rmtree(old, ignore_errors=True)
+    for tmp in path.parent.glob(f".{path.name}.tmp-*"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def atomic_directory(path: Union[str, Path]) -> Iterator[Path]:
+    """Yield a temporary folder beside ``path`` to write into; when the block ends without error
+    it replaces ``path`` (moved aside, then removed). On any error or interruption (SIGTERM
+    included) ``path`` is as it was and the temporary folder is removed. Saves of the same
+    folder are serialized by a lock, and debris of earlier killed saves is cleaned up."""
+    import shutil
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with terminate_as_interrupt(), _folder_lock(path.parent):
+        _clean_stale(path)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
+        try:
+            yield tmp
+            os.chmod(tmp, 0o777 & ~_umask())
+            if path.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
+                os.replace(path, old / "model")
+                try:
+                    os.replace(tmp, path)
+                except BaseException:
+                    os.replace(old / "model", path)
+                    raise
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)

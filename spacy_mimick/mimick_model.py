@@ -14,8 +14,6 @@ Directory layout (``MimickModel.to_disk``)::
 """
 import io
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -25,6 +23,7 @@ import srsly
 import torch
 from spacy.util import registry
 
+from .atomic import atomic_directory
 from .devices import batch_to, module_device
 from .features import (
     CharVocab, NgramVocab, encode_chars, encode_ngrams, normalize_word,
@@ -317,27 +316,10 @@ class MimickModel:
         path = Path(path)
         self._check_finite()
         check_model_output(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
-        try:
+        with atomic_directory(path) as tmp:  # a lock, stale debris removed, renamed at the end
             srsly.write_json(tmp / "config.json", self._config())
             srsly.write_json(tmp / "features.json", self._features_json())
             (tmp / "model.pt").write_bytes(self._weights_bytes())
-            os.chmod(tmp, 0o777 & ~_umask())
-            if path.exists():
-                old = Path(tempfile.mkdtemp(prefix=f".{path.name}.old-", dir=path.parent))
-                os.replace(path, old / "model")
-                try:
-                    os.replace(tmp, path)
-                except BaseException:
-                    os.replace(old / "model", path)
-                    raise
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "MimickModel":

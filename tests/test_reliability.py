@@ -697,6 +697,46 @@ def _(tmp):
     return out
 
 
+@scenario("save-stale-debris", "R8", "temporary folders of earlier saves that were killed midway, and a kill "
+          "between the two renames", "MimickModel.to_disk(OUT)", "cleaned up; the moved-aside model was put back",
+          exit="-")
+def _(tmp):
+    path = model_dir(tmp, "out")
+    (tmp / ".out.tmp-abc").mkdir()
+    (tmp / ".out.tmp-abc" / "model.pt").write_bytes(b"partial")
+    (tmp / ".out.old-def").mkdir()
+    os.replace(path, tmp / ".out.old-def" / "model")  # killed after moving the old model aside
+    previous = MimickModel.from_disk(tmp / ".out.old-def" / "model")
+    MimickModel.from_disk(model_dir(tmp, "other")).to_disk(tmp / "other")  # another name: untouched
+    assert (tmp / ".out.tmp-abc").exists()
+    previous.to_disk(path)
+    assert sorted(p.name for p in tmp.iterdir()) == ["other", "out"]
+    MimickModel.from_disk(path)
+    return "cleaned up; the moved-aside model was put back"
+
+
+@scenario("save-race", "R8", "two processes saving the same OUT in a loop", "MimickModel.to_disk(OUT)",
+          "both finish; OUT loads; no temporary folder left", exit="-")
+def _(tmp):
+    path = model_dir(tmp, "out")
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(PACKAGE_ROOT)!r})
+        from spacy_mimick.mimick_model import MimickModel
+        m = MimickModel.from_disk({str(path)!r})
+        for _ in range(30):
+            m.to_disk({str(path)!r})
+    """)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    procs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=env)
+             for _ in range(2)]
+    errors = [p.communicate()[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    assert sorted(p.name for p in tmp.iterdir()) == ["out"]
+    MimickModel.from_disk(path)
+    return "both finish; OUT loads; no temporary folder left"
+
+
 # Cases that already worked
 
 @scenario("ragged-rows", "works", "a row with too few values", "train v.txt OUT", "found 7 values, expected 8")
@@ -845,7 +885,7 @@ def test_reliability_doc_is_up_to_date():
 def test_every_item_has_a_scenario():
     items = {part.strip() for s in SCENARIOS for part in s.item.split(",")}
     assert {str(i) for i in range(1, 16)} - {"16"} <= items
-    assert {"R1", "R3", "R4", "R7", "R9", "R10"} <= items
+    assert {"R1", "R3", "R4", "R7", "R8", "R9", "R10"} <= items
 
 
 if __name__ == "__main__":
