@@ -12,12 +12,13 @@ directory that cannot be written only costs a warning.
 import hashlib
 import json
 import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy
+
+from .atomic import atomic_file
 
 CACHE_VERSION = 1
 ENV_VAR = "SPACY_MIMICK_CACHE"
@@ -95,17 +96,10 @@ def _store(target: Path, table, messages: List[str], stamp: Dict[str, int]) -> N
         "matrix": table.matrix,
         "unk": table.unk if table.unk is not None else numpy.zeros(0, dtype=numpy.float32),
     }
-    tmp = None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        with os.fdopen(fd, "wb") as f:
+        with atomic_file(target) as f:
             numpy.savez(f, **arrays)
-        os.replace(tmp, target)
-        tmp = None
     except OSError as err:
         warnings.warn(f"could not write the vectors cache {target} ({err}); set {ENV_VAR} to a "
                       f"writable directory or read without the cache", stacklevel=4)
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
