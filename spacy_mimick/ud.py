@@ -219,6 +219,11 @@ def _sentence_to_doc(
         bad = [item for item in feats.split("|") if not _FEATURE.fullmatch(item)] if feats != "_" else []
         if bad:
             raise fail(f"expected FEATS as Name=Value pairs joined by | (or _), found {bad[0]!r} in {feats!r}")
+        names = [item.split("=", 1)[0] for item in feats.split("|")] if feats != "_" else []
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:  # one of the values would silently win
+            raise fail(f"FEATS names {twice[0]} twice in {feats!r}: expected each feature once, its "
+                       f"values joined by commas (e.g. {twice[0]}=A,B)")
         in_range = bool(ranges) and token_id <= ranges[-1][1]
         words.append(token["form"])
         spaces.append(range_space.get(token_id - 1, False) if in_range else _space_after(token["misc"]))

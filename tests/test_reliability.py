@@ -737,6 +737,12 @@ def _(tmp):
     return "both finish; OUT loads; no temporary folder left"
 
 
+@scenario("feats-twice", "R11", "FEATS naming a feature twice (Case=Nom|Case=Acc)", "convert x.conllu",
+          "FEATS names Case twice in 'Case=Acc|Case=Nom': expected each feature once")
+def _(tmp):
+    return cli("convert", conllu_file(tmp, CONLLU.replace("Number=Sing", "Case=Acc|Case=Nom")), "-o", tmp / "out")
+
+
 # Cases that already worked
 
 @scenario("ragged-rows", "works", "a row with too few values", "train v.txt OUT", "found 7 values, expected 8")
@@ -885,7 +891,7 @@ def test_reliability_doc_is_up_to_date():
 def test_every_item_has_a_scenario():
     items = {part.strip() for s in SCENARIOS for part in s.item.split(",")}
     assert {str(i) for i in range(1, 16)} - {"16"} <= items
-    assert {"R1", "R3", "R4", "R7", "R8", "R9", "R10"} <= items
+    assert {"R1", "R3", "R4", "R7", "R8", "R9", "R10", "R11"} <= items
 
 
 if __name__ == "__main__":
