@@ -16,6 +16,7 @@ from .mimick_component import blend_with_table, first_rare_row
 from .mimick_model import MimickModel, check_model_output, is_model_dir
 from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
 from .similarity import evaluate_similarity, read_similarity_pairs
+from .atomic import terminate_as_interrupt
 from .user_errors import UserError, fail, user_errors
 from .vectors_io import WordVectors, read_vectors, write_vectors_text
 
@@ -155,7 +156,8 @@ def train_cli(
     msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}; "
              f"architecture {config['@architectures']}; training on {device}")
     try:
-        result = train_mimick(vectors, config, train_config, progress=not quiet, device=device)
+        with terminate_as_interrupt():  # SIGTERM (kill, a scheduler's stop) is handled as Ctrl-C
+            result = train_mimick(vectors, config, train_config, progress=not quiet, device=device)
     except KeyboardInterrupt:
         fail(f"interrupted before the first epoch ended: nothing saved ({output_dir} unchanged)", 130)
     result.model.to_disk(output_dir)

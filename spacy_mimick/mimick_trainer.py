@@ -495,24 +495,24 @@ def train_mimick(
                 seen += len(idx)
             seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
             dev = dev_loss()
-        except KeyboardInterrupt:
+            if not math.isfinite(dev):
+                raise diverged("dev loss", epoch)
+            row = EpochResult(epoch, total / seen, dev, seconds, seen / seconds, cpu_seconds)
+            improved = dev < best - 1e-6
+            if improved:  # the copy first: an interrupt in between keeps the previous best whole
+                state = {k: v.detach().clone() for k, v in model.module.state_dict().items()}
+                best_state, best, bad_epochs, result.best_epoch = state, dev, 0, epoch
+            result.history.append(row)
+            log(f"epoch {epoch:3d}  train loss {row.train_loss:.4f}  dev loss {dev:.4f}  "
+                f"{row.words_per_second:,.0f} words/s{'  *' if improved else ''}")
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI; covers the epoch's bookkeeping too
             if best_state is None:
                 raise
             log(f"interrupted in epoch {epoch}: keeping the best epoch so far, {result.best_epoch} "
                 f"(dev loss {best:.4f})")
             result.interrupted = True
             break
-        if not math.isfinite(dev):
-            raise diverged("dev loss", epoch)
-        row = EpochResult(epoch, total / seen, dev, seconds, seen / seconds, cpu_seconds)
-        result.history.append(row)
-        improved = dev < best - 1e-6
-        log(f"epoch {epoch:3d}  train loss {row.train_loss:.4f}  dev loss {dev:.4f}  "
-            f"{row.words_per_second:,.0f} words/s{'  *' if improved else ''}")
-        if improved:
-            best, bad_epochs, result.best_epoch = dev, 0, epoch
-            best_state = {k: v.detach().clone() for k, v in model.module.state_dict().items()}
-        else:
+        if not improved:
             bad_epochs += 1
             if bad_epochs >= config.patience:
                 log(f"early stop: no dev improvement for {config.patience} epochs; "
