@@ -144,6 +144,10 @@ def _read_unpacked(bin_path: Path) -> ReleaseFiles:
     )
 
 
+# The most a member of a release tarball may unpack to (the released .bin files are a few MB).
+MAX_MEMBER_BYTES = 64 * 1024 * 1024
+
+
 def _read_tarball(path: Path) -> ReleaseFiles:
     data = path.read_bytes()
     try:
@@ -158,7 +162,12 @@ def _read_tarball(path: Path) -> ReleaseFiles:
                         f"{path}: expected exactly one {suffix} file in the archive, found "
                         f"{[m.name for m in matches]} (a released {{lang}}-lstm-est.tar.gz "
                         f"holds models/{{lang}}-lstm-est.bin and .c2i)")
-                found[suffix] = (matches[0].name, tar.extractfile(matches[0]).read())
+                member = matches[0]
+                if member.size > MAX_MEMBER_BYTES:  # a bomb: refuse before reading (released ones are a few MB)
+                    raise OriginalReleaseError(
+                        f"{path}:{member.name}: {member.size:,} bytes unpacked, more than the "
+                        f"{MAX_MEMBER_BYTES:,} a released model file can hold; refusing to read it")
+                found[suffix] = (member.name, tar.extractfile(member).read(MAX_MEMBER_BYTES))
     except (tarfile.TarError, EOFError, OSError, zlib.error) as err:
         raise OriginalReleaseError(f"{path}: unreadable archive (truncated or corrupt?): {err}") from err
     (bin_name, bin_bytes), (c2i_name, c2i_bytes) = found[".bin"], found[".c2i"]

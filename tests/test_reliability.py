@@ -763,6 +763,23 @@ def _(tmp):
     return "".join(lines) + rest + f" [exit {proc.returncode}]"
 
 
+@scenario("import-original-bomb", "R2", "a small .tar.gz whose .bin unpacks to 70 MB", "import-original x.tar.gz OUT",
+          "more than the 67,108,864 a released model file can hold; refusing to read it")
+def _(tmp):
+    import io
+    import tarfile
+
+    archive = tmp / "en-lstm-est.tar.gz"
+    with tarfile.open(archive, "w:gz", compresslevel=1) as tar:
+        for name, size in (("models/en-lstm-est.bin", 70 * 1024 * 1024), ("models/en-lstm-est.c2i", 10)):
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tar.addfile(info, io.BytesIO(bytes(size)))
+    out = cli("import-original", archive, tmp / "out")
+    assert not (tmp / "out").exists()
+    return out
+
+
 # Cases that already worked
 
 @scenario("ragged-rows", "works", "a row with too few values", "train v.txt OUT", "found 7 values, expected 8")
@@ -911,7 +928,7 @@ def test_reliability_doc_is_up_to_date():
 def test_every_item_has_a_scenario():
     items = {part.strip() for s in SCENARIOS for part in s.item.split(",")}
     assert {str(i) for i in range(1, 16)} - {"16"} <= items
-    assert {"R1", "R3", "R4", "R6", "R7", "R8", "R9", "R10", "R11"} <= items
+    assert {"R1", "R2", "R3", "R4", "R6", "R7", "R8", "R9", "R10", "R11"} <= items
 
 
 if __name__ == "__main__":
