@@ -414,7 +414,7 @@ def ud_feats(doc_token) -> Optional[Dict[str, str]]:
 def _atomic_text_output(path: Path):
     """The output of ``tag``: written through a temporary file beside it, renamed at the end
     (atomic.py), so a failure, Ctrl-C or SIGTERM leaves no partial file and no debris."""
-    return atomic_file(path, "w", encoding="utf8")
+    return atomic_file(path, "w", encoding="utf8", newline="")
 
 
 def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[str, Path],
@@ -441,7 +441,8 @@ def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[s
     predicted = iter(nlp.pipe(bare, batch_size=batch_size))
     doc: Optional[Doc] = None
     i = 0
-    with input_path.open(encoding="utf-8-sig") as stream, _atomic_text_output(output_path) as out:
+    # newline="": each line keeps its own ending (CRLF files stay CRLF).
+    with input_path.open(encoding="utf-8-sig", newline="") as stream, _atomic_text_output(output_path) as out:
         for line_no, line in enumerate(stream, start=1):
             text = line.rstrip("\r\n")
             if not text.strip():
@@ -455,7 +456,7 @@ def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[s
                 feats = ud_feats(doc[i])
                 columns[3] = doc[i].pos_ or "_"
                 columns[5] = "|".join(f"{k}={v}" for k, v in feats.items()) if feats else "_"
-                line = "\t".join(columns) + "\n"
+                line = "\t".join(columns) + (line[len(text):] or "\n")
                 i += 1
             out.write(line if line.endswith("\n") else line + "\n")
     return stats

@@ -780,6 +780,17 @@ def _(tmp):
     return out
 
 
+@scenario("tag-crlf", "R11", "a CoNLL-U file with CRLF line endings", "tag PIPELINE x.conllu y.conllu",
+          "tagged 2 sentences, 5 words", exit="0")
+def _(tmp):
+    source = conllu_file(tmp, data=CONLLU.replace("\n", "\r\n").encode("utf8"))
+    out = cli("tag", pipeline_dir(tmp), source, tmp / "y.conllu")
+    written = (tmp / "y.conllu").read_bytes()
+    assert written.count(b"\r\n") == written.count(b"\n") == CONLLU.count("\n")  # every line keeps CRLF
+    assert b"\tNOUN\t" in written
+    return out
+
+
 # Cases that already worked
 
 @scenario("ragged-rows", "works", "a row with too few values", "train v.txt OUT", "found 7 values, expected 8")
