@@ -20,8 +20,8 @@ from .user_errors import UserError, fail, user_errors
 
 
 def no_sentences(path: Path) -> UserError:
-    return UserError(f"{path}: no sentences (the file is empty or holds only comments and blank "
-                     f"lines; expected CoNLL-U word lines)")
+    return UserError(f"{path}: no sentences (the file is empty or holds only comments, blank "
+                     f"lines, multiword-token ranges or empty nodes; expected word lines with whole-number IDs)")
 
 
 

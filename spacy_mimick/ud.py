@@ -434,8 +434,8 @@ def tag_conllu(nlp: Language, input_path: Union[str, Path], output_path: Union[s
     stats = ConlluStats()
     gold = list(read_conllu(input_path, nlp.vocab, stats=stats))
     if not gold:
-        raise UserError(f"{input_path}: no sentences (the file is empty or holds only comments and "
-                        f"blank lines; expected CoNLL-U word lines)")
+        raise UserError(f"{input_path}: no sentences (the file is empty or holds only comments, "
+                        f"blank lines, multiword-token ranges or empty nodes; expected word lines with whole-number IDs)")
     bare = (Doc(nlp.vocab, words=[t.text for t in doc], spaces=[bool(t.whitespace_) for t in doc])
             for doc in gold)
     predicted = iter(nlp.pipe(bare, batch_size=batch_size))

@@ -791,6 +791,12 @@ def _(tmp):
     return out
 
 
+@scenario("convert-multiword-only", "R10", "a CoNLL-U file of multiword-token lines only", "convert x.conllu",
+          "holds only comments, blank lines, multiword-token ranges or empty nodes")
+def _(tmp):
+    return cli("convert", conllu_file(tmp, "1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n\n"), "-o", tmp / "out")
+
+
 # Cases that already worked
 
 @scenario("ragged-rows", "works", "a row with too few values", "train v.txt OUT", "found 7 values, expected 8")
