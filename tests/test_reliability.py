@@ -346,12 +346,11 @@ def _owner(array: numpy.ndarray) -> numpy.ndarray:
           "the cache holds 100 vectors of 32 bytes, each its own array", exit="-")
 def _(tmp):
     nlp = nlp_with_mimick(cache_size=100, lowercase_backoff=False)
-    pipe = nlp.get_pipe("mimick_vectors")
     words = [f"zq{i}x" for i in range(20000)]
     texts = [" ".join(words[i : i + 50]) for i in range(0, len(words), 50)]
     for doc in nlp.pipe(texts, batch_size=20):
         pass
-    vectors = list(pipe._cache.values())
+    vectors = list(nlp.vocab.vectors._cache.values())
     bases = {id(b): b for b in (_owner(v) for v in vectors)}
     # Views would keep each batch's whole prediction matrix (1,000 x 8 float32) alive.
     assert sum(b.nbytes for b in bases.values()) == len(vectors) * 4 * DIM
@@ -517,7 +516,7 @@ def _(tmp):
 def _(tmp):
     doc = nlp_with_mimick()("zqx  \n zqy")
     spaces = [t for t in doc if t.is_space]
-    assert spaces and all(not t.has_vector and t._.mimick_vector is None for t in spaces)
+    assert spaces and all(not t.has_vector and not t.vector.any() for t in spaces)
     assert all(t.has_vector for t in doc if not t.is_space)
     return f"{spaces[0].has_vector}, as in spaCy"
 
