@@ -1,4 +1,4 @@
-"""Devices (issue 16, item 2): the code runs where spaCy's --gpu-id and thinc's ops say.
+"""Devices: the code runs where spaCy's --gpu-id and thinc's ops say.
 
 CI has no GPU, so these tests check what can be checked on a CPU: the device is chosen in one
 place (spacy_mimick/devices.py) and followed everywhere else; a --gpu-id without a GPU is a clear

@@ -522,7 +522,7 @@ FLOAT_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 
 def _jittered_scores(jitter: bool):
     """``_scores`` as another CPU gives it: with ``jitter``, every other call, 3 values per doc
-    differ in their last bit (AVX-512 kernels: 3 of 64 values by 1.5e-8, issue 12)."""
+    differ in their last bit (AVX-512 kernels: 3 of 64 values by 1.5e-8)."""
     calls = [0]
 
     def scores(nlp, docs):
@@ -560,7 +560,7 @@ def test_v2_sees_case_and_drops_words_only_in_training(vectors_dir, tmp_path, ji
     v1.initialize(lambda: train)
     upper, lower = _scores(v1, ["Zorblax", "zorblax"])
     # Tolerances, not exact equality: the same computation in other batch shapes or SIMD paths
-    # (AVX-512) differs in the last bits (3 of 64 values by 1.5e-8, issue 12).
+    # (AVX-512) differs in the last bits (3 of 64 values by 1.5e-8).
     numpy.testing.assert_allclose(upper, lower, **FLOAT_TOLERANCE)
     # Round trip through disk and bytes.
     expected = _scores(nlp, docs)
