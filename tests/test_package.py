@@ -225,7 +225,7 @@ def _tiny_sdist(tmp_path: Path) -> Path:
 
 def test_fresh_venv_from_inside_a_users_venv(tmp_path):
     """Run from a user's venv, the fresh venv sees that venv's packages (not the base
-    interpreter's): here the user's venv has a package the base Python lacks (issue 12)."""
+    interpreter's): here the user's venv has a package the base Python lacks."""
     user_venv = tmp_path / "user-venv"
     run([sys.executable, "-m", "venv", "--without-pip", user_venv])
     user_python = user_venv / "bin" / "python"
@@ -250,7 +250,7 @@ def test_fresh_venv_from_inside_a_users_venv(tmp_path):
 
 
 def test_failed_commands_show_their_output():
-    """pip's own error message, not only its exit code, when an install fails (issue 12)."""
+    """pip's own error message, not only its exit code, when an install fails."""
     with pytest.raises(Exception) as err:
         check_package.run([sys.executable, "-m", "pip", "install", "--no-index", "no-such-package-xyz"])
     assert "no-such-package-xyz" in str(err.value) and "No matching distribution" in str(err.value)

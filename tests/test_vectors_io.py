@@ -107,7 +107,7 @@ def test_text_words_with_spaces_trailing_blanks_and_crlf(tmp_path):
     path = write(tmp_path / "v.txt", "a 1 2 3 \r\n. . . 4 5 6\r\nx\u00a0y 7 8 9\n\u00a0 1 1 1\n\n")
     with pytest.warns(UserWarning, match=r"skipped 1 row\(s\) whose word has no visible character.*line 4"):
         vectors = read_vectors(path)
-    assert vectors.words == ["a", ". . .", "x\u00a0y"]  # a lone U+00A0 is not a word (issue 12)
+    assert vectors.words == ["a", ". . .", "x\u00a0y"]  # a lone U+00A0 is not a word
     numpy.testing.assert_array_equal(vectors.get(". . ."), [4, 5, 6])
 
 
