@@ -14,7 +14,7 @@ from spacy.tokens import DocBin
 from ._cli_app import app
 from ._cli_options import set_threads, threads_option
 from .add_mimick import load_pipeline
-from .atomic import write_bytes_atomic
+from .atomic import terminate_as_interrupt, write_bytes_atomic
 from .ud import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
 from .user_errors import UserError, fail, user_errors
 
@@ -90,15 +90,18 @@ def tag_cli(
     if output_path.exists() and output_path.samefile(input_path):
         raise UserError(f"{output_path} is the input file: refusing to write over it (expected "
                         f"another output path; the output is the input with predicted UPOS and FEATS)")
-    nlp = load_pipeline(pipeline)  # a missing pipeline is a user error, not a traceback
-    taggers = [name for name in nlp.pipe_names
-               if {"token.pos", "token.morph"} & set(nlp.get_pipe_meta(name).assigns)]
-    if not taggers:
-        raise UserError(f"the pipeline {pipeline} has no component that predicts UPOS or FEATS "
-                        f"(components: {', '.join(nlp.pipe_names) or 'none'}; expected a tagger, "
-                        f"e.g. mimick_tagger)")
     try:
-        stats = tag_conllu(nlp, input_path, output_path, batch_size=batch_size)
+        # SIGTERM (kill, a scheduler's stop) is handled as Ctrl-C, whenever it comes: the
+        # temporary output is removed and the line below is printed.
+        with terminate_as_interrupt():
+            nlp = load_pipeline(pipeline)  # a missing pipeline is a user error, not a traceback
+            taggers = [name for name in nlp.pipe_names
+                       if {"token.pos", "token.morph"} & set(nlp.get_pipe_meta(name).assigns)]
+            if not taggers:
+                raise UserError(f"the pipeline {pipeline} has no component that predicts UPOS or FEATS "
+                                f"(components: {', '.join(nlp.pipe_names) or 'none'}; expected a tagger, "
+                                f"e.g. mimick_tagger)")
+            stats = tag_conllu(nlp, input_path, output_path, batch_size=batch_size)
     except ConlluFormatError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(1)

@@ -780,6 +780,44 @@ def _(tmp):
     return out
 
 
+def spawn(args: List, cwd: Path, code: Optional[str] = None) -> subprocess.Popen:
+    """``python -m spacy_mimick ARGS`` (or ``python -c CODE ARGS``) as a real process in ``cwd``
+    running the code under test, stdout and stderr together."""
+    path = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))
+    start = ["-c", code] if code is not None else ["-m", "spacy_mimick"]
+    return subprocess.Popen([sys.executable, *start, *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=cwd,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": path})
+
+
+def wait_for(pattern: str, folder: Path, proc: subprocess.Popen) -> None:
+    """Until a file matching ``pattern`` appears in ``folder`` (the process must still run)."""
+    import time
+
+    while not list(folder.glob(pattern)):
+        assert proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.005)
+
+
+@scenario("tag-sigterm", "signals", "SIGTERM (kill) while tag writes over an existing output",
+          "tag PIPELINE x.conllu y.conllu", "error: interrupted: y.conllu not written (a file already there is "
+          "unchanged)", exit="130")
+def _(tmp):
+    import signal
+
+    pipeline, source = tagger_pipeline(tmp), ewt_slice(tmp, 1500, "x.conllu")
+    output = tmp / "y.conllu"
+    output.write_text("previous output")
+    proc = spawn(["tag", pipeline, source, output.name], cwd=tmp)
+    wait_for(".y.conllu.*.tmp", tmp, proc)  # tagging and writing
+    proc.send_signal(signal.SIGTERM)
+    out = proc.communicate(timeout=120)[0]
+    assert output.read_text() == "previous output"
+    assert not [p for p in tmp.iterdir() if p.name.startswith(".")]  # no temporary file left
+    assert len(out.strip().splitlines()) == 1, out
+    return f"{out} [exit {proc.returncode}]"
+
+
 @scenario("tag-crlf", "silent changes", "a CoNLL-U file with CRLF line endings", "tag PIPELINE x.conllu y.conllu",
           "tagged 2 sentences, 5 words", exit="0")
 def _(tmp):
