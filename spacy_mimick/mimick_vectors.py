@@ -128,6 +128,15 @@ class MimickVectors(BaseVectors):
         return getattr(self.table, name)
 
     @property
+    def attr(self) -> int:
+        # Read by spaCy for every token.vector: a property, not the slower __getattr__ fallback.
+        return self.table.attr
+
+    @attr.setter
+    def attr(self, attr) -> None:
+        self.table.attr = attr
+
+    @property
     def strings(self):
         return self.table.strings
 
@@ -213,10 +222,12 @@ class MimickVectors(BaseVectors):
     def _source(self, key: int) -> Tuple[int, int, Optional[str]]:
         """One key's source, table row and string: ``_plan`` for a single key, without arrays
         (``token.vector`` asks per token)."""
-        if self.is_floret:
-            return TABLE, -1, None
-        table = self.reads_table
+        # Inlined reads_table / is_floret: spaCy asks twice per token.vector (has_vector, then
+        # the vector); an empty table's key2row finds nothing, which is what reads_table says.
+        table = not self.mimick_only
         if table:
+            if self.table.mode == "floret":
+                return TABLE, -1, None
             row = self.table.key2row.get(key)
             if row is not None:
                 return TABLE, row, None
@@ -238,7 +249,7 @@ class MimickVectors(BaseVectors):
         if source == NONE:
             raise KeyError(f"no vector for key {key}: whitespace or a string the vocab does not know")
         if source == TABLE:
-            return self.table[key]
+            return self.table[key] if row < 0 else self.table.data[row]
         if source == LOWERCASE:
             return self.table.data[row]
         vector = self._cached(text)
