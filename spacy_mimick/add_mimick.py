@@ -12,9 +12,6 @@
 4. Save into a temporary folder beside the output and move it into place, so an interrupted or
    failed run (a signal, a full disk) leaves no half-written pipeline; load the result to check it.
 """
-import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
@@ -25,6 +22,7 @@ from spacy.ml.staticvectors import forward as static_vectors_forward
 from spacy.vectors import Mode
 
 from . import __version__
+from .atomic import atomic_directory, folder_lock
 from .mimick_model import MimickModel
 from .mimick_trainer import DEFAULT_ARCH, TrainConfig, train_mimick
 from .mimick_vectors import MimickVectors
@@ -73,6 +71,8 @@ def train_on_pipeline(nlp: Language, config: TrainConfig, arch: Dict[str, Any], 
     if limit:
         table = table.subset(list(range(min(limit, len(table)))))
     result = train_mimick(table, arch, config, progress=progress, device=device)
+    if result.interrupted:  # Ctrl-C or SIGTERM: stop, rather than add a half-trained model
+        raise KeyboardInterrupt
     return result.model, len(table)
 
 
@@ -112,21 +112,21 @@ def add_mimick(
 
 
 def save_pipeline(nlp: Language, output_dir: Path) -> None:
-    """``nlp.to_disk`` into a temporary folder beside ``output_dir``, then one rename into place
-    (``output_dir`` must not exist or be empty); on any failure nothing is left behind."""
-    parent = output_dir.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.tmp-", dir=parent))
+    """``nlp.to_disk`` into a temporary folder beside ``output_dir``, renamed into place at the
+    end (``atomic.atomic_directory``: a lock on the folder, debris of killed saves removed);
+    ``output_dir`` must not exist or be empty, which is checked again under the lock. On any
+    failure (a full disk, Ctrl-C, SIGTERM) nothing is left behind and ``output_dir`` is as it was."""
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
-        nlp.to_disk(tmp)
-        if output_dir.exists():
-            output_dir.rmdir()  # empty (the CLI checked): os.replace cannot replace a folder
-        os.replace(tmp, output_dir)
+        with folder_lock(output_dir.parent):
+            if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
+                raise UserError(f"{output_dir}: something was written there while the pipeline was being "
+                                f"made; refusing to replace it (expected a new or empty folder)")
+            with atomic_directory(output_dir) as tmp:
+                nlp.to_disk(tmp)
     except OSError as err:
         raise UserError(f"{output_dir}: could not write the pipeline ({err.strerror or err}); "
                         f"nothing was written there") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def package_pipeline(pipeline_dir: Path, package_dir: Path) -> List[Path]:

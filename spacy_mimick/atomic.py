@@ -66,19 +66,41 @@ def write_bytes_atomic(path: Union[str, Path], data: bytes) -> None:
         out.write(data)
 
 
+_HELD = threading.local()  # the folders this thread has locked: {(st_dev, st_ino): depth}
+
+
 @contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
+def folder_lock(folder: Union[str, Path]) -> Iterator[None]:
     """An exclusive lock (flock) on ``folder`` itself: saves of directories into the same folder
-    run one after the other, across processes, and leave no lock file behind."""
+    run one after the other, across processes and threads, and leave no lock file behind.
+    Re-entrant within a thread, so a command can hold it around a save that takes it too (to
+    look at what is in the folder and write in one step)."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
         yield
         return
     fd = os.open(folder, os.O_RDONLY)
+    st = os.fstat(fd)
+    key = (st.st_dev, st.st_ino)
+    held = getattr(_HELD, "folders", None)
+    if held is None:
+        held = _HELD.folders = {}
+    if key in held:  # this thread holds it already
+        os.close(fd)
+        held[key] += 1
+        try:
+            yield
+        finally:
+            held[key] -= 1
+        return
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        held[key] = 1
+        try:
+            yield
+        finally:
+            del held[key]
     finally:
         os.close(fd)  # releases the lock
 
@@ -107,7 +129,7 @@ def atomic_directory(path: Union[str, Path]) -> Iterator[Path]:
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with terminate_as_interrupt(), _folder_lock(path.parent):
+    with terminate_as_interrupt(), folder_lock(path.parent):
         _clean_stale(path)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
         try:

@@ -1,6 +1,4 @@
 """``spacy_mimick add``: make an existing spaCy pipeline OOV-robust (see add_mimick.py)."""
-import signal
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -12,10 +10,11 @@ from wasabi import msg
 from ._cli_app import app
 from ._cli_options import PAPER_SETUP, set_threads, threads_option, with_train_default
 from .add_mimick import add_mimick, package_pipeline
+from .atomic import terminate_as_interrupt
 from .devices import torch_device
 from .mimick_model import MimickModel
 from .mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig
-from .user_errors import UserError, user_errors
+from .user_errors import UserError, fail, user_errors
 
 
 @app.command("add", short_help="Make a spaCy pipeline give OOV tokens Mimick vectors")
@@ -42,7 +41,8 @@ def add_cli(
     The Mimick model is trained on PIPELINE's own vectors unless --model is given. The
     component goes first and makes the vocab's vectors MimickVectors, which spaCy's own layers
     read: no weight or model config changes (in-vocabulary words: same predictions). OUTPUT_DIR
-    appears whole or not at all. `spacy.load(OUTPUT_DIR)` needs spacy-mimick installed.
+    appears whole or not at all: a full disk, Ctrl-C or SIGTERM (exit 130) leave nothing there.
+    `spacy.load(OUTPUT_DIR)` needs spacy-mimick installed.
     """
     if limit < 0:
         raise UserError(f"--limit must be >= 0, got {limit}")
@@ -54,11 +54,15 @@ def add_cli(
     config = PAPER_CONFIG if paper else TrainConfig()
     config = replace(config, **{k: v for k, v in {"max_epochs": max_epochs, "seed": seed}.items() if v is not None})
     start = time.perf_counter()
-    # SIGTERM ends the run like Ctrl-C: the temporary folder is removed, OUTPUT_DIR untouched.
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(143))
-    nlp, report = add_mimick(pipeline, output_dir, model=model, train_config=config,
-                             arch=PAPER_ARCH if paper else DEFAULT_ARCH, limit=limit, progress=not quiet,
-                             device=device)
+    try:
+        # SIGTERM (kill, a scheduler's stop) is handled as Ctrl-C: the temporary folder is
+        # removed, OUTPUT_DIR is as it was, and the line below is printed.
+        with terminate_as_interrupt():
+            nlp, report = add_mimick(pipeline, output_dir, model=model, train_config=config,
+                                     arch=PAPER_ARCH if paper else DEFAULT_ARCH, limit=limit,
+                                     progress=not quiet, device=device)
+    except KeyboardInterrupt:
+        fail(f"interrupted: {output_dir} not written (nothing was left there)", 130)
     if report.trained_words:
         msg.info(f"Trained Mimick on {report.trained_words:,} words of {pipeline}'s vectors")
     msg.good(f"Added mimick_vectors: {', '.join(nlp.pipe_names)}")

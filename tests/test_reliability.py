@@ -818,6 +818,76 @@ def _(tmp):
     return f"{out} [exit {proc.returncode}]"
 
 
+GLOVE = REPO.parent / "shared" / "data" / "embeddings" / "glove.6B.50d.top100k.txt.gz"
+
+
+def glove_pipeline(tmp: Path, rows: int = 300) -> Path:
+    """A spaCy pipeline whose vectors are GloVe 50d's first ``rows`` rows (what ``spacy init
+    vectors`` makes), and a 50-d Mimick model for it."""
+    import itertools
+
+    from spacy.training.initialize import convert_vectors
+
+    text = tmp / "glove.txt"
+    with gzip.open(GLOVE, "rt", encoding="utf8") as f:
+        text.write_text("".join(itertools.islice(f, rows)), encoding="utf8")
+    nlp = spacy.blank("en")
+    convert_vectors(nlp, text, truncate=0, prune=-1)
+    nlp.to_disk(tmp / "pipeline")
+    model_dir(tmp, "mimick", dim=50)
+    return tmp / "pipeline"
+
+
+@scenario("add-full-disk", "data loss", "the disk fills up while add saves the pipeline (ulimit -f)",
+          "add PIPELINE OUT --model MODEL", "could not write the pipeline (File too large); nothing was written there")
+def _(tmp):
+    pipeline = glove_pipeline(tmp)
+    result = run_limited(["add", pipeline, tmp / "out", "--model", tmp / "mimick", "--quiet"], 20000)
+    assert not (tmp / "out").exists() and not [p for p in tmp.iterdir() if p.name.startswith(".")]
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: "), result.stderr
+    return seen(result)
+
+
+# In a real process: Language.to_disk writes everything into add's temporary folder, says so
+# and waits, so that the signal comes at the worst point (all written, nothing renamed yet).
+SLOW_SAVE = textwrap.dedent("""
+    import sys, time
+    from spacy.language import Language
+    from spacy_mimick.cli import app
+
+    to_disk = Language.to_disk
+
+    def waiting(self, path, **kw):
+        to_disk(self, path, **kw)
+        print("written", flush=True)
+        time.sleep(120)
+
+    Language.to_disk = waiting
+    app(sys.argv[1:], prog_name="spacy_mimick")
+""")
+
+
+@scenario("add-sigterm", "signals", "SIGTERM (kill) when add has written the whole pipeline but not yet moved it "
+          "into place", "add PIPELINE OUT --model MODEL", "error: interrupted: out not written (nothing was "
+          "left there)", exit="130")
+def _(tmp):
+    import signal
+
+    glove_pipeline(tmp)
+    proc = spawn(["add", "pipeline", "out", "--model", "mimick", "--quiet"], cwd=tmp, code=SLOW_SAVE)
+    lines = []
+    for line in proc.stdout:
+        if line.strip() == "written":
+            assert [p.name for p in tmp.glob(".out.tmp-*/vocab")], list(tmp.iterdir())  # all there
+            proc.send_signal(signal.SIGTERM)
+            break
+        lines.append(line)
+    out = "".join(lines) + proc.communicate(timeout=120)[0]
+    assert not (tmp / "out").exists() and not [p for p in tmp.iterdir() if p.name.startswith(".")]
+    assert len(out.strip().splitlines()) == 1, out
+    return f"{out} [exit {proc.returncode}]"
+
+
 @scenario("tag-crlf", "silent changes", "a CoNLL-U file with CRLF line endings", "tag PIPELINE x.conllu y.conllu",
           "tagged 2 sentences, 5 words", exit="0")
 def _(tmp):
