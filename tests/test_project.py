@@ -361,6 +361,14 @@ def test_paper_driver_plans_the_release(tmp_path, project_copy, capsys):
     assert not any("train-tagger-nochar" in l or "train-tagger-mimick" in l for l in lines)
     with pytest.raises(SystemExit, match="choose-on-dev"):
         paper_script.main([*args, "--choose-on-dev", "x=--training.x 1"])
+    # The taggers first, spaCy's slower baseline on a later plain run: the same runs' folders.
+    first = {step.key: step for step in paper_script.plan(paper_script.parse_args([*args, "--variants", "both"]))}
+    assert [k.rsplit("/", 1)[1] for k in first if k.startswith(unit)] == [
+        "subsample", "train-tagger-both", "evaluate", "package"]
+    assert paper_script.resolve(first[f"{unit}/train-tagger-both"].variables) == paper_script.resolve(both)
+    assert first[f"{tiny}/package"].variables["package_variant"] == "chartag"  # stands in for Both
+    with pytest.raises(SystemExit, match="must name the release's tagger"):
+        paper_script.parse_args([*args, "--variants", "spacy"])
 
 
 def test_paper_runner_writes_each_steps_log(tmp_path, capsys):

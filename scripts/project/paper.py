@@ -383,8 +383,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=None, help="Tagger epochs (the paper: 40, the default; --release: 30)")
     parser.add_argument("--low-epochs", type=int, default=80, help="Epochs for budgets <= 5000 tokens (the paper: 80)")
     parser.add_argument("--gpu-id", type=int, default=-1)
-    parser.add_argument("--variants", default=",".join(ALL_VARIANTS + BASELINES),
-                        help="Systems to train where they apply (default: the four variants and spacy)")
+    parser.add_argument("--variants", default=None,
+                        help="Systems to train where they apply (default: the four variants and spacy; with "
+                             "--release: its tagger and spacy, and `--variants both` makes the packages "
+                             "without spaCy's baseline, which a later plain --release run adds)")
     parser.add_argument("--recipe", choices=list(RECIPES), default="paper",
                         help="Tagger configs: the paper's (MimickTagger.v1), configs/tagger_<variant>_<v2|v3|lowres>.cfg "
                              "(runs under training/<treebank>_<v2|v3|lowres>, metrics/...)")
@@ -419,12 +421,22 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         if args.choose_on_dev:
             raise SystemExit("error: --release trains the measured recipe; it takes no --choose-on-dev candidates")
         args.sizes, args.seeds, args.recipe = "0", "0", "lowres"
-        args.variants = ",".join(RELEASE_VARIANTS + BASELINES)
+        wanted = RELEASE_VARIANTS + BASELINES
+        if args.variants is not None:  # e.g. the taggers first, the slow baseline on a later run
+            asked = set(args.variants.split(","))
+            if not asked & set(RELEASE_VARIANTS):
+                raise SystemExit(f"error: --release --variants must name the release's tagger "
+                                 f"({' or '.join(RELEASE_VARIANTS)}), got {args.variants}")
+            asked |= set(RELEASE_VARIANTS)  # char->tag stands in where a treebank has no Mimick model
+            wanted = tuple(v for v in wanted if v in asked)
+        args.variants = ",".join(wanted)
         args.epochs = args.epochs or RELEASE_EPOCHS
         if not any(item.startswith("mimick_arch=") for item in args.var):
             args.var = [f"mimick_arch={RELEASE_MIMICK_ARCH}"] + args.var
         if args.log_dir is None:
             args.log_dir = args.project_dir / "training" / "release" / "logs"
+    if args.variants is None:
+        args.variants = ",".join(ALL_VARIANTS + BASELINES)
     args.epochs = args.epochs or 40
     args.ray = args.ray or args.ray_address is not None
     if args.ray and args.gpu_id >= 0:
