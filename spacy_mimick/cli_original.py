@@ -1,7 +1,5 @@
 """``spacy_mimick import-original``: convert a released original MIMICK model into a model
 directory that ``predict``, ``mimick_vectors`` and ``MimickModel.from_disk`` load."""
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -9,8 +7,10 @@ import typer
 from wasabi import msg
 
 from ._cli_app import app
+from .atomic import folder_lock, terminate_as_interrupt
 from .mimick_model import MimickModelError
 from .original_release import OriginalReleaseError, load_original_release, max_reference_diff
+from .user_errors import fail, user_errors
 
 MODEL_FILES = ("config.json", "features.json", "model.pt")
 
@@ -22,37 +22,28 @@ def is_mimick_model_dir(path: Path) -> bool:
 
 
 def write_model_atomically(model, output_dir: Path) -> None:
-    """Write into a temporary folder beside ``output_dir``, then rename it into place, so an
-    interrupted run leaves either the old directory or the new one, never half of one.
+    """Save through ``MimickModel.to_disk`` (``atomic.atomic_directory``: a temporary folder
+    beside ``output_dir`` renamed into place, a lock on the folder, debris of killed saves
+    removed), so a failed or interrupted run (a full disk, Ctrl-C, SIGTERM) leaves the old
+    directory or the new one, never half of one, and no temporary folder.
 
-    Refuses a non-empty ``output_dir`` that is not a Mimick model directory.
+    Refuses a non-empty ``output_dir`` that is not a Mimick model directory (checked under the
+    lock, so another process cannot fill it in between).
     """
-    if output_dir.exists():
-        if not output_dir.is_dir():
-            raise MimickModelError(f"{output_dir}: exists and is not a folder")
-        if any(output_dir.iterdir()) and not is_mimick_model_dir(output_dir):
-            raise MimickModelError(
-                f"{output_dir}: not empty and not a Mimick model directory (expected only "
-                f"{', '.join(MODEL_FILES)}); refusing to overwrite it")
     output_dir.parent.mkdir(parents=True, exist_ok=True)
-    # The model is written to a fresh folder inside a private temporary one (mkdtemp's 0700
-    # mode would otherwise be the model directory's).
-    work = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.tmp-", dir=output_dir.parent))
-    new, old = work / "new", work / "old"
-    try:
-        model.to_disk(new)
+    with folder_lock(output_dir.parent):
         if output_dir.exists():
-            output_dir.rename(old)
-        new.rename(output_dir)
-    except BaseException:
-        if old.exists() and not output_dir.exists():
-            old.rename(output_dir)
-        raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+            if not output_dir.is_dir():
+                raise MimickModelError(f"{output_dir}: exists and is not a folder")
+            if any(output_dir.iterdir()) and not is_mimick_model_dir(output_dir):
+                raise MimickModelError(
+                    f"{output_dir}: not empty and not a Mimick model directory (expected only "
+                    f"{', '.join(MODEL_FILES)}); refusing to overwrite it")
+        model.to_disk(output_dir)
 
 
 @app.command("import-original", short_help="Convert a released original MIMICK model")
+@user_errors
 def import_original_cli(
     source: Path = typer.Argument(..., help="A released <lang>-lstm-est.tar.gz, its unpacked .bin/.c2i, or their folder"),
     output_dir: Path = typer.Argument(..., help="Directory for the converted Mimick model"),
@@ -68,18 +59,22 @@ def import_original_cli(
     `mimick_vectors.initialize(model_path=OUTPUT_DIR)`. See docs/original_release.md.
     """
     try:
-        model = load_original_release(source, lang=lang)
-        if check_reference is not None:
-            n_words, diff = max_reference_diff(model, check_reference)
-            line = f"{check_reference}: {n_words} words, max abs diff {diff:.3g}"
-            if not diff <= tolerance:
-                msg.fail(f"{line} > {tolerance:g}")
-                raise typer.Exit(1)
-            msg.good(line)
-        write_model_atomically(model, output_dir)
+        # SIGTERM (kill, a scheduler's stop) is handled as Ctrl-C: OUTPUT_DIR is as it was.
+        with terminate_as_interrupt():
+            model = load_original_release(source, lang=lang)
+            if check_reference is not None:
+                n_words, diff = max_reference_diff(model, check_reference)
+                line = f"{check_reference}: {n_words} words, max abs diff {diff:.3g}"
+                if not diff <= tolerance:
+                    msg.fail(f"{line} > {tolerance:g}")
+                    raise typer.Exit(1)
+                msg.good(line)
+            write_model_atomically(model, output_dir)
     except (OriginalReleaseError, MimickModelError) as err:
         msg.fail(str(err))
         raise typer.Exit(1)
+    except KeyboardInterrupt:
+        fail(f"interrupted: {output_dir} not written (a model already there is unchanged)", 130)
     chars = len(model.features["chars"].chars)
     msg.good(f"Converted {source.name} ({model.meta.get('lang')}, {chars} characters, "
              f"{model.width}d) -> {output_dir}")

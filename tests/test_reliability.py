@@ -888,6 +888,50 @@ def _(tmp):
     return f"{out} [exit {proc.returncode}]"
 
 
+RELEASE = REPO.parent / "shared" / "data" / "original_mimick"
+
+# In a real process: the model's weights are serialized after its two JSON files are written into
+# the temporary folder; here that says so and waits, so that the signal comes in mid-save.
+SLOW_WEIGHTS = textwrap.dedent("""
+    import sys, time
+    from spacy_mimick.cli import app
+    from spacy_mimick.mimick_model import MimickModel
+
+    weights = MimickModel._weights_bytes
+
+    def waiting(self):
+        data = weights(self)
+        print("writing", flush=True)
+        time.sleep(120)
+        return data
+
+    MimickModel._weights_bytes = waiting
+    app(sys.argv[1:], prog_name="spacy_mimick")
+""")
+
+
+@scenario("import-original-sigterm", "signals", "SIGTERM (kill) while import-original saves over a model",
+          "import-original x.tar.gz OUT", "error: interrupted: out not written (a model already there is "
+          "unchanged)", exit="130")
+def _(tmp):
+    import signal
+
+    before = {p.name: p.read_bytes() for p in model_dir(tmp, "out").iterdir()}
+    proc = spawn(["import-original", RELEASE / "tr-lstm-est.tar.gz", "out"], cwd=tmp, code=SLOW_WEIGHTS)
+    lines = []
+    for line in proc.stdout:
+        if line.strip() == "writing":
+            assert list(tmp.glob(".out.tmp-*")), list(tmp.iterdir())  # mid-save
+            proc.send_signal(signal.SIGTERM)
+            break
+        lines.append(line)
+    out = "".join(lines) + proc.communicate(timeout=120)[0]
+    assert {p.name: p.read_bytes() for p in (tmp / "out").iterdir()} == before
+    assert sorted(p.name for p in tmp.iterdir()) == ["out"]  # no temporary folder left
+    assert len(out.strip().splitlines()) == 1, out
+    return f"{out} [exit {proc.returncode}]"
+
+
 @scenario("tag-crlf", "silent changes", "a CoNLL-U file with CRLF line endings", "tag PIPELINE x.conllu y.conllu",
           "tagged 2 sentences, 5 words", exit="0")
 def _(tmp):
