@@ -312,8 +312,12 @@ def _detect_format(path: PathLike) -> str:
     if name.endswith((".pkl", ".pickle", ".pkl.gz")):
         return "polyglot"
     if tarfile.is_tarfile(p):
-        with tarfile.open(p) as tar:
-            names = tar.getnames()
+        try:
+            with tarfile.open(p) as tar:
+                names = tar.getnames()
+        except tarfile.ReadError as err:  # the first header is whole, a later one is not
+            raise _error(str(path), None, f"the archive ends early or is corrupt ({err}; truncated download or "
+                         f"copy?): expected a complete .tar (a navec archive or a Polyglot *.pkl)") from None
         if "pq.bin" in names and "vocab.bin" in names:
             return "navec"
         if any(n.endswith(".pkl") for n in names):
@@ -624,22 +628,44 @@ def _read_navec(path: Path, collector: _Collector) -> None:
     Rows are returned most frequent first (stable for equal counts), as navec's own tools do.
     Locations in errors are rows of the archive's (alphabetical) vocabulary, counting from 1."""
     source = collector.source
-    with tarfile.open(path) as tar:
-        vocab = tar.extractfile("vocab.bin").read()  # type: ignore[union-attr]
-        pq = tar.extractfile("pq.bin").read()  # type: ignore[union-attr]
+    try:
+        with tarfile.open(path) as tar:
+            vocab = _navec_member(tar, "vocab.bin", source)
+            pq = _navec_member(tar, "pq.bin", source)
+    except tarfile.ReadError as err:
+        raise _error(source, None, f"the archive ends early or is corrupt ({err}; truncated download or copy?): "
+                     f"expected a complete navec .tar holding vocab.bin and pq.bin") from None
     with gzip.GzipFile(fileobj=io.BytesIO(vocab)) as f:
-        size = int(numpy.frombuffer(f.read(4), numpy.uint32)[0])
-        counts = numpy.frombuffer(f.read(4 * size), numpy.uint32)
+        head = f.read(4)
+        if len(head) < 4:
+            raise _error(f"{source}:vocab.bin", None, f"holds {len(head)} byte(s), expected a 4-byte word "
+                         f"count (uint32), then a uint32 count per word, then the words")
+        size = int(numpy.frombuffer(head, numpy.uint32)[0])
+        raw_counts = f.read(4 * size)
+        if len(raw_counts) != 4 * size:
+            raise _error(f"{source}:vocab.bin", None, f"ends after {len(raw_counts) // 4:,} of the {size:,} word "
+                         f"counts it announces (expected {4 * size:,} bytes of uint32 counts, then the words)")
+        counts = numpy.frombuffer(raw_counts, numpy.uint32)
         words = _decode(f.read(), "utf-8", f"{source}:vocab.bin", "words").split("\n")
     if words and words[-1] == "":
         words.pop()
+    if len(pq) < 16:
+        raise _error(f"{source}:pq.bin", None, f"holds {len(pq)} byte(s), expected a 16-byte header (rows, "
+                     f"dim, subvectors, centroids as uint32), then the centroid indexes and centroids")
     n, dim, qdim, centroids = (int(x) for x in numpy.frombuffer(pq[:16], numpy.uint32))
+    if min(dim, qdim, centroids) < 1:
+        raise _error(f"{source}:pq.bin", None, f"header says {dim} dims in {qdim} subvectors of {centroids} "
+                     f"centroids, expected positive numbers")
     expected = 16 + n * qdim + 4 * dim * centroids
     if len(counts) != size or len(words) != size or n != size or dim % qdim or len(pq) != expected:
         raise _error(source, None, f"vocab.bin has {len(words)} words and {len(counts)} counts for size {size}, "
                      f"pq.bin {len(pq)} bytes for {n} rows x {dim} dims in {qdim} subvectors of {centroids} "
                      f"centroids; expected these to agree ({expected} bytes)")
     indexes = numpy.frombuffer(pq[16 : 16 + n * qdim], numpy.uint8).reshape(n, qdim)
+    if n and int(indexes.max()) >= centroids:
+        row = int(numpy.flatnonzero((indexes >= centroids).any(axis=1))[0])
+        raise _error(f"{source}:pq.bin", f"row {row + 1}", f"centroid index {int(indexes[row].max())}, expected "
+                     f"one below the {centroids} centroids the header announces", words[row])
     codes = numpy.frombuffer(pq[16 + n * qdim :], numpy.float32).reshape(qdim, centroids, dim // qdim)
     order = numpy.argsort(-counts.astype(numpy.int64), kind="stable")
     # The special tokens (count 0) go first, so that <unk> is found even when `limit` stops early.
@@ -651,6 +677,24 @@ def _read_navec(path: Path, collector: _Collector) -> None:
         collector.add([words[i] for i in rows], matrix, rows + 1, "row", counts=counts[rows])
         if collector.full:
             break
+
+
+def _navec_member(tar: tarfile.TarFile, name: str, source: str) -> bytes:
+    """The bytes of ``name`` in a navec archive, or an error naming what is missing or cut."""
+    try:
+        member = tar.getmember(name)
+    except KeyError:
+        raise _error(source, None, f"no {name} in the archive (expected a navec archive holding vocab.bin "
+                     f"and pq.bin)") from None
+    stream = tar.extractfile(member) if member.isfile() else None
+    if stream is None:
+        raise _error(source, None, f"{name} in the archive is not a file (expected a navec archive whose "
+                     f"vocab.bin and pq.bin are files)")
+    try:
+        return stream.read()
+    except tarfile.ReadError:
+        raise _error(source, None, f"the archive ends inside {name}, which should hold {member.size:,} bytes "
+                     f"(truncated download or copy? expected a complete navec .tar)") from None
 
 
 # --- spaCy --------------------------------------------------------------------------------------

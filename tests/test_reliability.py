@@ -378,6 +378,58 @@ def _(tmp):
     return cli("train", tmp / "v.txt.gz", tmp / "out", "--quiet")
 
 
+NAVEC = REPO.parent / "shared" / "data" / "embeddings" / "navec_news_v1_1B_250K_300d_100q.tar"
+
+
+def navec_archive(tmp: Path, vocab=lambda b: b, pq=lambda b: b) -> Path:
+    """The navec archive with its members changed by ``vocab`` / ``pq`` (None: a folder instead)."""
+    import io
+    import tarfile
+
+    with tarfile.open(NAVEC) as tar:
+        members = {name: tar.extractfile(name).read() for name in ("vocab.bin", "pq.bin")}
+    path = tmp / "navec.tar"
+    with tarfile.open(path, "w") as tar:
+        for name, change in (("vocab.bin", vocab), ("pq.bin", pq)):
+            data = change(members[name])
+            info = tarfile.TarInfo(name)
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@scenario("navec-truncated", "clear errors", "a navec archive cut short (the first 10 MB of 26)", "train x.tar OUT",
+          "navec.tar: the archive ends early or is corrupt (unexpected end of data; truncated download or copy?)")
+def _(tmp):
+    (tmp / "navec.tar").write_bytes(NAVEC.read_bytes()[:10_000_000])
+    return cli("train", tmp / "navec.tar", tmp / "out", "--quiet")
+
+
+@scenario("navec-short-pq", "clear errors", "a navec archive whose pq.bin holds 10 bytes", "train x.tar OUT",
+          "navec.tar:pq.bin: holds 10 byte(s), expected a 16-byte header")
+def _(tmp):
+    return cli("train", navec_archive(tmp, pq=lambda b: b[:10]), tmp / "out", "--quiet")
+
+
+@scenario("navec-short-counts", "clear errors", "a navec vocab.bin cut inside its word counts", "train x.tar OUT",
+          "navec.tar:vocab.bin: ends after 1,000 of the 250,002 word counts it announces")
+def _(tmp):
+    def cut(data):
+        return gzip.compress(gzip.decompress(data)[: 4 + 4 * 1000 + 1])
+
+    return cli("train", navec_archive(tmp, vocab=cut), tmp / "out", "--quiet")
+
+
+@scenario("navec-member-folder", "clear errors", "a navec archive whose pq.bin is a folder", "train x.tar OUT",
+          "navec.tar: pq.bin in the archive is not a file")
+def _(tmp):
+    return cli("train", navec_archive(tmp, pq=lambda b: None), tmp / "out", "--quiet")
+
+
 LATIN1 = CONLLU.replace("cat", "caf\u00e9").encode("latin-1")
 
 
