@@ -430,6 +430,38 @@ def _(tmp):
     return cli("train", navec_archive(tmp, pq=lambda b: None), tmp / "out", "--quiet")
 
 
+@scenario("cache-nan", "clear errors", "NaN written into the vectors cache of a clean vectors file",
+          "train v.txt OUT", "the vectors cache CACHE is damaged (its arrays do not match the checksum they were "
+          "written with): ignoring it, reading v.txt again and replacing it", exit="0")
+def _(tmp):
+    from spacy_mimick import vectors_cache
+
+    source = vectors_file(tmp)
+    previous = os.environ.get(vectors_cache.ENV_VAR)
+    os.environ[vectors_cache.ENV_VAR] = str(tmp / "cache")
+    try:
+        assert "[exit 0]" in cli("train", source, tmp / "out", "--quiet", "--max-epochs", 1)
+        (cached,) = (tmp / "cache").iterdir()
+        with numpy.load(cached) as data:
+            arrays = {name: data[name].copy() for name in data.files}
+        arrays["matrix"][3, 5] = numpy.nan  # the cache file damaged, its header intact
+        with cached.open("wb") as f:
+            numpy.savez(f, **arrays)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = cli("train", source, tmp / "out", "--quiet", "--max-epochs", 1)
+        with numpy.load(cached) as data:  # replaced by a clean read of the source
+            assert numpy.isfinite(data["matrix"]).all()
+    finally:
+        if previous is None:
+            del os.environ[vectors_cache.ENV_VAR]
+        else:
+            os.environ[vectors_cache.ENV_VAR] = previous
+    (warning,) = [str(w.message) for w in caught if "vectors cache" in str(w.message)]
+    assert str(cached) in warning and "not finite" not in out and "too large" not in out, out
+    return warning.replace(str(cached), "CACHE").replace(str(source), "v.txt") + "\n" + out
+
+
 LATIN1 = CONLLU.replace("cat", "caf\u00e9").encode("latin-1")
 
 
