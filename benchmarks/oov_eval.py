@@ -33,7 +33,6 @@ docs/oov_vectors.md discusses the reports.
 """
 import argparse
 import json
-import random
 import shlex
 import sys
 import time
@@ -44,10 +43,10 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy
 import torch
 
-from spacy_mimick.cli_mimick import nearest_neighbors
 from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_trainer import TrainConfig, make_typo, train_mimick
-from spacy_mimick.similarity import SimilarityPair, evaluate_similarity, read_similarity_pairs
+from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
+from spacy_mimick.similarity import (SimilarityPair, evaluate_similarity, read_similarity_pairs, row_cosines,
+                                     typo_pairs, typo_scores)
 from spacy_mimick.vectors_io import WordVectors, read_vectors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,41 +137,18 @@ def backoff_lookup(table_get: Callable, predicted: Dict[str, numpy.ndarray]) -> 
 
 def make_typo_set(table: WordVectors, n: int, seed: int, lo: int = 1000, hi: int = 5000):
     """(word, misspelling) pairs: words of table ranks lo..hi, alphabetic, >= 5 characters."""
-    rng = random.Random(seed)
-    pool = [w for w in table.words[lo - 1 : hi] if len(w) >= 5 and w.isalpha()]
-    rng.shuffle(pool)
-    out = []
-    for word in pool:
-        for _ in range(20):
-            typo = make_typo(word, rng)
-            if typo != word and table.get(typo) is None:
-                out.append((word, typo))
-                break
-        if len(out) == n:
-            break
-    return out
-
-
-def cosines(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
-    na = numpy.linalg.norm(a, axis=1) * numpy.linalg.norm(b, axis=1)
-    return (a * b).sum(axis=1) / numpy.maximum(na, 1e-8)
+    return typo_pairs(table, n, seed, lo, hi)
 
 
 def typo_eval(model: MimickModel, table: WordVectors, typos, k: int = 10) -> Dict:
     words = [w for w, _ in typos]
-    wrong = [t for _, t in typos]
+    scores = typo_scores(model.predict([t for _, t in typos]), table, typos, k)
     true = numpy.stack([table.get(w) for w in words])
-    pred_typo = model.predict(wrong)
-    pred_clean = model.predict(words)
-    hits = 0
-    for start in range(0, len(typos), 250):  # chunks: a 1000 x 100k similarity matrix is large
-        nbrs = nearest_neighbors(pred_typo[start : start + 250], table, k)
-        hits += sum(word in {w for w, _ in row} for word, row in zip(words[start : start + 250], nbrs))
     return {
         "n": len(typos),
-        "typo_cos": float(cosines(pred_typo, true).mean()),
-        "typo_top10": hits / len(typos),
-        "clean_cos": float(cosines(pred_clean, true).mean()),
+        "typo_cos": scores["typo_cos"],
+        "typo_top10": scores["top10"],
+        "clean_cos": float(row_cosines(model.predict(words), true).mean()),
     }
 
 

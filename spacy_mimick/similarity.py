@@ -11,11 +11,16 @@ Convention (as in Pinter et al. 2017, whose Rare Word table reports all pairs):
 
 Words are looked up exactly as written in the data set: no lowercasing here, callers decide (the
 ``lookup`` callable can lowercase, back off to Mimick, etc.).
+
+The typo probe of ``benchmarks/typo_probe.py`` and ``benchmarks/oov_eval.py`` is here too:
+``typo_pairs`` draws seeded one-edit misspellings of a table's frequent words, ``typo_scores``
+scores the vectors a lookup gives them against the true words' vectors.
 """
 import math
+import random
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Union
+from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy
 
@@ -117,3 +122,50 @@ def _spearman(x: numpy.ndarray, y: numpy.ndarray) -> float:
     from scipy.stats import spearmanr  # imported here: scipy.stats costs ~0.5 s of CLI start-up
 
     return float(spearmanr(x, y).statistic) * 100
+
+
+def typo_pairs(table, n: int, seed: int, lo: int = 1000, hi: int = 5000) -> List[Tuple[str, str]]:
+    """``(word, misspelling)`` pairs: ``n`` seeded one-edit misspellings (``make_typo``: swap two
+    neighbours, drop a letter, insert or substitute a keyboard neighbour) of ``table``'s words of
+    ranks ``lo``..``hi`` (1-based; alphabetic, at least 5 characters), each re-drawn (up to 20
+    times) until it is not a table word. The words and edits depend only on ``seed``."""
+    from .mimick_trainer import make_typo  # torch: only when a probe is made
+
+    rng = random.Random(seed)
+    pool = [w for w in table.words[lo - 1 : hi] if len(w) >= 5 and w.isalpha()]
+    rng.shuffle(pool)
+    out = []
+    for word in pool:
+        for _ in range(20):
+            typo = make_typo(word, rng)
+            if typo != word and table.get(typo) is None:
+                out.append((word, typo))
+                break
+        if len(out) == n:
+            break
+    return out
+
+
+def row_cosines(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+    """Cosine of each row of ``a`` with the same row of ``b``."""
+    norms = numpy.linalg.norm(a, axis=1) * numpy.linalg.norm(b, axis=1)
+    return (a * b).sum(axis=1) / numpy.maximum(norms, 1e-8)
+
+
+def typo_scores(vectors: numpy.ndarray, table, pairs: Sequence[Tuple[str, str]], k: int = 10) -> Dict:
+    """How near ``vectors`` (one row per pair: a lookup's vector for the misspelling) are to the
+    true words of ``pairs`` in ``table``: "typo_cos", the mean cosine with the true word's vector,
+    and "top10", the share whose true word is among the ``k`` nearest table words (cosine, whole
+    table) of its row."""
+    vectors = numpy.asarray(vectors, dtype="float32")
+    words = [w for w, _ in pairs]
+    true = numpy.stack([table.get(w) for w in words])
+    unit = table.matrix / numpy.maximum(numpy.linalg.norm(table.matrix, axis=1, keepdims=True), 1e-8)
+    query = vectors / numpy.maximum(numpy.linalg.norm(vectors, axis=1, keepdims=True), 1e-8)
+    hits = 0
+    for start in range(0, len(pairs), 250):  # a 250 x table-size similarity matrix at a time
+        sims = query[start : start + 250] @ unit.T
+        top = numpy.argpartition(-sims, k, axis=1)[:, :k] if sims.shape[1] > k else numpy.argsort(-sims, axis=1)
+        hits += sum(w in {table.words[j] for j in row} for w, row in zip(words[start : start + 250], top.tolist()))
+    return {"n": len(pairs), "typo_cos": float(row_cosines(vectors, true).mean()) if len(pairs) else float("nan"),
+            "top10": hits / len(pairs) if pairs else float("nan")}
