@@ -16,6 +16,7 @@ from .mimick_component import blend_with_table, first_rare_row
 from .mimick_model import MimickModel, check_model_output, is_model_dir
 from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
 from .similarity import evaluate_similarity, read_similarity_pairs
+from .spelling import DEFAULT_WEIGHT, SpellingBackoff, for_word_vectors
 from .atomic import terminate_as_interrupt
 from .user_errors import UserError, fail, user_errors
 from .vectors_io import WordVectors, read_vectors, write_vectors_text
@@ -212,6 +213,42 @@ def _refuse_input_as_output(output: Path, inputs: List[Path]) -> None:
                             f"(expected another output path)")
 
 
+SPELLING_HELP = (
+    "A word the table lacks that is one edit (delete, insert, substitute, transpose) from a table "
+    "word gets that word's vector blended with Mimick's (the candidate nearest Mimick's vector: "
+    "docs/oov_vectors.md, 'Spelling backoff')")
+
+
+def spelling_weight_option():
+    return typer.Option(DEFAULT_WEIGHT, "--spelling-weight",
+                        help="With --spelling-backoff: the table word's share of the blend (1: its vector)")
+
+
+def spelling_max_rows_option():
+    return typer.Option(0, "--spelling-max-rows",
+                        help="With --spelling-backoff: candidates among the table's first N rows only (0: all)")
+
+
+def spelling_backoff(table: WordVectors, weight: float, max_rows: int) -> SpellingBackoff:
+    try:
+        return for_word_vectors(table, weight=weight, max_rows=max_rows)
+    except ValueError as error:
+        raise UserError(str(error)) from None
+
+
+def spelled_predictions(
+    model: MimickModel, words: List[str], table: Optional[WordVectors], backoff: Optional[SpellingBackoff],
+) -> tuple:
+    """(vectors, spelled): Mimick's predictions for ``words``, with the spelling backoff's vector
+    for each word ``table`` lacks (after the model's lowercasing) that is one edit from a table
+    word; ``spelled[i]``: that table word, or None."""
+    predicted = model.predict(words)
+    if backoff is None or table is None:
+        return predicted, [None] * len(words)
+    key = (lambda w: w.lower()) if model.meta.get("lowercase") else (lambda w: w)
+    return backoff.apply(words, predicted, in_table=lambda w: table.get(key(w)) is not None)
+
+
 @app.command("predict", short_help="Print Mimick vectors for words (word2vec text)")
 @user_errors
 def predict_cli(
@@ -221,13 +258,26 @@ def predict_cli(
         None, "--words-file", help="UTF-8 file of more words, one a line (blank lines skipped)"),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", help="Write a word2vec text file (.gz: gzipped) instead of printing"),
+    vectors_path: Optional[str] = typer.Option(
+        None, "--vectors", help="The table Mimick was trained on, for --spelling-backoff"),
+    spelling: bool = typer.Option(False, "--spelling-backoff", help=SPELLING_HELP + "; needs --vectors"),
+    spelling_weight: float = spelling_weight_option(),
+    spelling_max_rows: int = spelling_max_rows_option(),
     threads: int = threads_option(),
 ):
     """Print (or write) Mimick vectors for words, in word2vec text format."""
     words = _read_words(words or [], words_file)
+    if spelling and vectors_path is None:
+        raise UserError("--spelling-backoff needs --vectors: the table whose words it spells "
+                        "(the one the Mimick model was trained on)")
     set_threads(threads)
     model = MimickModel.from_disk(model_dir)
-    vectors = model.predict(words)
+    table = backoff = None
+    if spelling:
+        table = read_vectors(vectors_path)
+        check_width(model, model_dir, table)
+        backoff = spelling_backoff(table, spelling_weight, spelling_max_rows)
+    vectors, _ = spelled_predictions(model, words, table, backoff)
     if output is not None:
         _refuse_input_as_output(output, [words_file] if words_file is not None else [])
         write_vectors_text(output, words, vectors)
@@ -263,6 +313,9 @@ def neighbors_cli(
         None, "--words-file", help="UTF-8 file of more words, one a line (blank lines skipped)"),
     k: int = typer.Option(5, "-k", help="Neighbours per word"),
     limit: int = typer.Option(0, "--limit", help="Search only the first N rows (0: all)"),
+    spelling: bool = typer.Option(False, "--spelling-backoff", help=SPELLING_HELP),
+    spelling_weight: float = spelling_weight_option(),
+    spelling_max_rows: int = spelling_max_rows_option(),
     threads: int = threads_option(),
 ):
     """Nearest in-vocabulary words (cosine) of Mimick's vectors for WORDS, as a Markdown table."""
@@ -273,16 +326,29 @@ def neighbors_cli(
     model = MimickModel.from_disk(model_dir)
     table = read_vectors(vectors_path, limit=limit or None)
     check_width(model, model_dir, table)
-    print(neighbors_table(words, model, table, k))
+    backoff = spelling_backoff(table, spelling_weight, spelling_max_rows) if spelling else None
+    print(neighbors_table(words, model, table, k, backoff))
 
 
-def neighbors_table(words: List[str], model: MimickModel, table: WordVectors, k: int) -> str:
-    predicted = model.predict(words)
+def neighbor_rows(
+    words: List[str], model: MimickModel, table: WordVectors, k: int, backoff: Optional[SpellingBackoff] = None,
+) -> tuple:
+    """(lookup keys, spelled, neighbours): per word, the form looked up in ``table``, the table
+    word its vector was spelled from (None: Mimick's own), and the ``k`` nearest table words of
+    its vector (the word itself excluded)."""
+    predicted, spelled = spelled_predictions(model, words, table, backoff)
     lookup = [w.lower() if model.meta.get("lowercase") else w for w in words]
-    rows = nearest_neighbors(predicted, table, k, exclude=lookup)
-    lines = ["| word | in vocabulary | nearest neighbours of Mimick's vector (cosine) |", "|---|---|---|"]
-    for word, key, nbrs in zip(words, lookup, rows):
-        known = "yes" if table.get(key) is not None else "no"
+    return lookup, spelled, nearest_neighbors(predicted, table, k, exclude=lookup)
+
+
+def neighbors_table(
+    words: List[str], model: MimickModel, table: WordVectors, k: int, backoff: Optional[SpellingBackoff] = None,
+) -> str:
+    lookup, spelled, rows = neighbor_rows(words, model, table, k, backoff)
+    what = "Mimick's vector" if backoff is None else "its vector: spelling backoff, else Mimick's"
+    lines = [f"| word | in vocabulary | nearest neighbours of {what} (cosine) |", "|---|---|---|"]
+    for word, key, source, nbrs in zip(words, lookup, spelled, rows):
+        known = "yes" if table.get(key) is not None else "no" if source is None else f"no (one edit from {source})"
         lines.append(f"| {word} | {known} | " + ", ".join(f"{w} ({s:.2f})" for w, s in nbrs) + " |")
     return "\n".join(lines)
 

@@ -13,7 +13,8 @@ What the component itself does with each batch of docs: it predicts, in one batc
 need Mimick (``warm``: later lookups hit the cache), and writes them into the table with
 ``add_to_vectors``. Settings:
 
-- ``lowercase_backoff``, ``cache_size``, ``mimick_only``, ``n_threads``: the vectors' (see ``mimick_vectors.py``).
+- ``lowercase_backoff``, ``cache_size``, ``mimick_only``, ``n_threads``, ``spelling_backoff``,
+  ``spelling_weight``, ``spelling_max_rows``: the vectors' (see ``mimick_vectors.py``).
 - ``predict_all``: warm the cache with Mimick's prediction for every form, in-table ones too: the
   spelling input of ``MimickTagger.v3``'s ``mimick_features``, which reads it from the vectors.
 - ``add_to_vectors``: predicted rows are also written into the table, so they are saved with the
@@ -52,13 +53,14 @@ from .mimick_vectors import MIMICK, MimickVectors, install, table_of
     default_config={
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
         "batch_size": 1000, "refine_rare": 0.0, "predict_all": False, "mimick_only": False,
-        "n_threads": 1,
+        "n_threads": 1, "spelling_backoff": False, "spelling_weight": 0.5, "spelling_max_rows": 0,
     },
 )
 def make_mimick_vectors(
     nlp: Language, name: str, lowercase_backoff: bool, cache_size: int,
     add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0, predict_all: bool = False,
-    mimick_only: bool = False, n_threads: int = 1,
+    mimick_only: bool = False, n_threads: int = 1, spelling_backoff: bool = False,
+    spelling_weight: float = 0.5, spelling_max_rows: int = 0,
 ) -> "MimickVectorsComponent":
     """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``.
 
@@ -70,12 +72,22 @@ def make_mimick_vectors(
     n_threads (int): torch CPU threads for Mimick's predictions, the caller's setting restored
         after each batch (0: torch's own setting, one thread per core). One is the measured
         best for these small batches (docs/speed.md).
+    spelling_backoff (bool): A token the table lacks that is one edit from table words gets the
+        most frequent one's vector blended with Mimick's, ``spelling_weight`` of the table
+        word's (candidates among the first ``spelling_max_rows`` rows; 0: all). Off by default:
+        it recovers misspellings and costs real rare words (docs/oov_vectors.md).
     """
     return MimickVectorsComponent(
         nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
         add_to_vectors=add_to_vectors, batch_size=batch_size, refine_rare=refine_rare,
         predict_all=predict_all, mimick_only=mimick_only, n_threads=n_threads,
+        spelling_backoff=spelling_backoff, spelling_weight=spelling_weight, spelling_max_rows=spelling_max_rows,
     )
+
+
+# The component's settings that are its MimickVectors' (kept in sync by ``vectors``).
+VECTORS_SETTINGS = ("lowercase_backoff", "cache_size", "mimick_only", "n_threads", "spelling_backoff",
+                    "spelling_weight", "spelling_max_rows")
 
 
 def blend_with_table(vector: numpy.ndarray, predicted: numpy.ndarray) -> numpy.ndarray:
@@ -126,7 +138,8 @@ class MimickVectorsComponent(Pipe):
         self, vocab: Vocab, name: str = "mimick_vectors", *, lowercase_backoff: bool = True,
         cache_size: int = 100_000, add_to_vectors: bool = False, batch_size: int = 1000,
         refine_rare: float = 0.0, predict_all: bool = False, model: Optional[MimickModel] = None,
-        mimick_only: bool = False, n_threads: int = 1,
+        mimick_only: bool = False, n_threads: int = 1, spelling_backoff: bool = False,
+        spelling_weight: float = 0.5, spelling_max_rows: int = 0,
     ):
         if not 0 <= refine_rare < 1:
             raise ValueError(f"[{name}] refine_rare is a share of the table's rows in [0, 1), got {refine_rare}")
@@ -140,6 +153,8 @@ class MimickVectorsComponent(Pipe):
             "lowercase_backoff": lowercase_backoff, "cache_size": cache_size,
             "add_to_vectors": add_to_vectors, "batch_size": batch_size, "refine_rare": refine_rare,
             "predict_all": predict_all, "mimick_only": mimick_only, "n_threads": n_threads,
+            "spelling_backoff": spelling_backoff, "spelling_weight": spelling_weight,
+            "spelling_max_rows": spelling_max_rows,
         }
         self._model: Optional[MimickModel] = None  # kept to reinstall the vectors (see ``vectors``)
         self.vectors
@@ -151,7 +166,7 @@ class MimickVectorsComponent(Pipe):
         """The vocab's ``MimickVectors`` with this component's settings, installed around the
         vocab's table if something replaced it (``nlp.vocab.vectors = Vectors(...)``)."""
         vectors = self.vocab.vectors
-        settings = {k: self.cfg[k] for k in ("lowercase_backoff", "cache_size", "mimick_only", "n_threads")}
+        settings = {k: self.cfg[k] for k in VECTORS_SETTINGS}
         if not isinstance(vectors, MimickVectors):
             vectors = install(self.vocab, **settings)
             if self._model is not None:

@@ -12,6 +12,14 @@ For a key
 2. else, with ``lowercase_backoff``, the row of its lowercase form ("The" -> "the");
 3. else Mimick's prediction for its string. Whitespace-only strings and keys without a string
    get none, as in spaCy (``get_batch``: zeros, as spaCy's ``StaticVectors`` for rows it lacks).
+   With ``spelling_backoff`` (off by default), a word one edit (a deletion, insertion,
+   substitution or transposition) from table words gets the most frequent one's vector blended
+   with Mimick's prediction: ``spelling_weight`` of the table word's direction (``spacy_mimick.
+   spelling``; ``spelled_from(word)`` says which word). It recovers most one-edit misspellings of
+   frequent words and costs legitimate rare words one edit from a table word ("binging" is
+   not "bringing"): docs/oov_vectors.md, "Spelling backoff". Its index of the table's words is
+   built at the first word that needs it (about 2 s and 9 MiB for 100k words) and again when the
+   table's data is replaced; ``sources`` still says MIMICK for these words.
 
 With ``mimick_only`` every non-space key gets Mimick's prediction and the table is not read: for a
 pipeline without a table, or with one in another space or width than the Mimick model's.
@@ -30,6 +38,7 @@ attribute (``data``, ``key2row``, ``find``, ``mode``, ``name``, ``most_similar``
 table's.
 """
 import copyreg
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -44,6 +53,7 @@ from thinc.api import get_array_module
 
 from .devices import pipeline_device, torch_threads
 from .mimick_model import MimickModel
+from .spelling import DEFAULT_WEIGHT, SpellingBackoff, check_settings
 
 MODEL_DIR = "mimick"
 # Where a vector comes from (``sources``): the table's own row, the row of the lowercase form,
@@ -87,7 +97,8 @@ def _frozen(vector: numpy.ndarray) -> numpy.ndarray:
 @registry.vectors("spacy_mimick.MimickVectors.v1")
 def create_mimick_vectors(
     model_path: Optional[str] = None, lowercase_backoff: bool = True, cache_size: int = 100_000,
-    mimick_only: bool = False, n_threads: int = 1,
+    mimick_only: bool = False, n_threads: int = 1, spelling_backoff: bool = False,
+    spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
 ) -> Callable[[Any], "MimickVectors"]:
     """``[nlp.vectors] @vectors = "spacy_mimick.MimickVectors.v1"``: the pipeline's table plus
     Mimick's predictions for every other word.
@@ -97,10 +108,15 @@ def create_mimick_vectors(
         ``vocab/mimick``, so its config's path need not exist where it is loaded.
     n_threads: torch CPU threads for Mimick's predictions (the caller's setting is restored
         after each batch); 0 leaves torch's own setting.
+    spelling_backoff: a word the table lacks that is one edit from table words gets the most
+        frequent one's vector, blended with Mimick's (``spelling_weight`` of the table word's:
+        1 gives its vector; candidates among the first ``spelling_max_rows`` rows, 0: all).
     """
     def make(vocab) -> MimickVectors:
         return MimickVectors(strings=vocab.strings, model_path=model_path, lowercase_backoff=lowercase_backoff,
-                             cache_size=cache_size, mimick_only=mimick_only, n_threads=n_threads)
+                             cache_size=cache_size, mimick_only=mimick_only, n_threads=n_threads,
+                             spelling_backoff=spelling_backoff, spelling_weight=spelling_weight,
+                             spelling_max_rows=spelling_max_rows)
     return make
 
 
@@ -109,7 +125,9 @@ class MimickVectors(BaseVectors):
         self, *, strings=None, table: Optional[Vectors] = None, model: Optional[MimickModel] = None,
         model_path: Optional[Union[str, Path]] = None, lowercase_backoff: bool = True,
         cache_size: int = 100_000, mimick_only: bool = False, n_threads: int = 1,
+        spelling_backoff: bool = False, spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
     ):
+        check_settings(spelling_weight, spelling_max_rows)
         super().__init__(strings=strings)
         self.table = table if table is not None else Vectors(strings=strings)
         self._model = model
@@ -118,7 +136,15 @@ class MimickVectors(BaseVectors):
         self.cache_size = cache_size
         self.mimick_only = mimick_only
         self.n_threads = n_threads
+        self.spelling_backoff = spelling_backoff
+        self.spelling_weight = spelling_weight
+        self.spelling_max_rows = spelling_max_rows
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
+        # The spelling backoff's index, what it was built for, and its results per string
+        # ((vector, table word) or None), bounded as the cache.
+        self._speller: Optional[SpellingBackoff] = None
+        self._speller_for: Optional[tuple] = None
+        self._spelled: "OrderedDict[str, Optional[Tuple[numpy.ndarray, str]]]" = OrderedDict()
 
     # -- the parts of the table that differ ---------------------------------------------------
     def __getattr__(self, name: str):
@@ -163,7 +189,12 @@ class MimickVectors(BaseVectors):
                 f"vectors are {self.table.shape[1]}-dimensional: train Mimick on the same vectors "
                 f"(or set mimick_only)")
         self._model = model
+        self.clear_cache()
+
+    def clear_cache(self) -> None:
+        """Forget the cached predictions and spelling results (not the spelling index)."""
         self._cache.clear()
+        self._spelled.clear()
 
     @property
     def reads_table(self) -> bool:
@@ -253,7 +284,13 @@ class MimickVectors(BaseVectors):
         if source == LOWERCASE:
             return self.table.data[row]
         vector = self._cached(text)
-        return vector if vector is not None else self.predict([text])[0]
+        if vector is None:
+            vector = self.predict([text])[0]
+        if self.spelling_backoff:
+            spelled = self._spell(text, vector)
+            if spelled is not None:
+                return spelled[0]
+        return vector
 
     def get_batch(self, keys):
         """The vectors of ``keys`` (an array of hashes, as spaCy's ``StaticVectors`` passes),
@@ -311,9 +348,75 @@ class MimickVectors(BaseVectors):
             out[xp.asarray(rowed)] = self.table.data[xp.asarray(rows[rowed])]
         predicted = numpy.flatnonzero(sources == MIMICK)
         if predicted.size:
-            vectors = self.predict([texts[keys[i]] for i in predicted.tolist()])
+            words = [texts[keys[i]] for i in predicted.tolist()]
+            vectors = self.predict(words)
+            if self.spelling_backoff:
+                vectors = self._spell_batch(words, vectors)
             out[xp.asarray(predicted)] = xp.asarray(vectors)
         return out, sources
+
+    # -- spelling backoff -----------------------------------------------------------------------
+    def spelled_from(self, word: str) -> Optional[str]:
+        """The table word whose vector ``word``'s is blended from (``spelling_backoff``), or None:
+        the option is off, ``word`` has a table row (or its lowercase form has), or no table word
+        is one edit away."""
+        if (not self.spelling_backoff or not self.reads_table or self.is_floret or not word or word.isspace()
+                or self.in_table(word) or (self.lowercase_backoff and self.in_table(word.lower()))):
+            return None
+        spelled = self._spell(word, self.predict([word])[0])
+        return None if spelled is None else spelled[1]
+
+    def _spell_batch(self, words: Sequence[str], vectors: numpy.ndarray) -> numpy.ndarray:
+        out = vectors
+        for i, word in enumerate(words):
+            spelled = self._spell(word, vectors[i])
+            if spelled is not None:
+                if out is vectors:
+                    out = numpy.array(vectors)
+                out[i] = spelled[0]
+        return out
+
+    def _spell(self, text: str, predicted: numpy.ndarray) -> Optional[Tuple[numpy.ndarray, str]]:
+        """(vector, table word) of the spelling backoff for ``text``, a string with no table row,
+        or None; remembered per string (as the cache), the index built when first needed."""
+        speller = self._spelling_index()  # first: a rebuilt index forgets the results
+        if speller is None:
+            return None
+        if text in self._spelled:
+            self._spelled.move_to_end(text)
+            return self._spelled[text]
+        vector, word = speller.vector(text, numpy.asarray(predicted, dtype="float32"))
+        result = None if vector is None else (_frozen(vector), word)
+        if self.cache_size > 0:
+            self._spelled[text] = result
+            while len(self._spelled) > self.cache_size:
+                self._spelled.popitem(last=False)
+        return result
+
+    def _spelling_index(self) -> Optional[SpellingBackoff]:
+        """The spelling backoff over the table's words, (re)built when the table's data, its
+        shape or the spelling settings differ from the last build (``from_disk`` or ``resize``
+        replace the data; keys added in place, as ``add_to_vectors`` adds Mimick's own vectors,
+        are not candidates until then)."""
+        if not self.reads_table or self.is_floret:
+            return None
+        table = self.table
+        built_for = (id(table), id(table.data), table.shape, self.spelling_weight, self.spelling_max_rows,
+                     self.lowercase_backoff)
+        if self._speller is None or self._speller_for != built_for:
+            check_settings(self.spelling_weight, self.spelling_max_rows)
+            entries = [(self.strings[key], row) for key, row in table.key2row.items() if key in self.strings]
+            if len(entries) < len(table.key2row):
+                warnings.warn(
+                    f"spelling_backoff: {len(table.key2row) - len(entries)} of the table's "
+                    f"{len(table.key2row)} keys have no string in the vocab, so they are never "
+                    f"spelling candidates (add the words to nlp.vocab.strings)")
+            self._speller = SpellingBackoff(
+                entries, lambda rows: table_rows(table, numpy.asarray(rows, dtype="int64")),
+                weight=self.spelling_weight, max_rows=self.spelling_max_rows, lowercase=self.lowercase_backoff)
+            self._speller_for = built_for
+            self._spelled.clear()
+        return self._speller
 
     def predict(self, words: Sequence[str]) -> numpy.ndarray:
         """Mimick's prediction for each of ``words`` (float32, numpy), through the cache: each
@@ -361,7 +464,9 @@ class MimickVectors(BaseVectors):
     # -- serialization ------------------------------------------------------------------------
     def _settings(self) -> Dict[str, Any]:
         return {"lowercase_backoff": self.lowercase_backoff, "cache_size": self.cache_size,
-                "mimick_only": self.mimick_only, "n_threads": self.n_threads}
+                "mimick_only": self.mimick_only, "n_threads": self.n_threads,
+                "spelling_backoff": self.spelling_backoff, "spelling_weight": self.spelling_weight,
+                "spelling_max_rows": self.spelling_max_rows}
 
     def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
         path = Path(path)
@@ -373,6 +478,8 @@ class MimickVectors(BaseVectors):
     def from_disk(self, path: Union[str, Path], *, exclude=tuple()) -> "MimickVectors":
         path = Path(path)
         self.table.from_disk(path, exclude=exclude)
+        self._speller = None  # a new table: the spelling index is built again when needed
+        self._spelled.clear()
         if (path / MODEL_DIR).exists():
             self.set_model(MimickModel.from_disk(path / MODEL_DIR))
         return self
@@ -387,6 +494,8 @@ class MimickVectors(BaseVectors):
     def from_bytes(self, data: bytes, *, exclude=tuple()) -> "MimickVectors":
         msg = srsly.msgpack_loads(data)
         self.table.from_bytes(msg["table"], exclude=exclude)
+        self._speller = None  # a new table: the spelling index is built again when needed
+        self._spelled.clear()
         if msg.get("mimick") is not None:
             self.set_model(MimickModel.from_bytes(msg["mimick"]))
         return self
@@ -433,7 +542,7 @@ def install(vocab, **settings) -> MimickVectors:
         vocab.vectors = vectors
     for name, value in settings.items():
         setattr(vectors, name, value)
-    vectors._cache.clear()
+    vectors.clear_cache()
     return vectors
 
 
