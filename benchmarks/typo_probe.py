@@ -18,21 +18,31 @@ trained twice with the trainer of ``python -m spacy_mimick train``:
    settings, then asked for the 5 nearest table words of ``corssing`` (README: ``crossing``
    should be among them) and ``flatfish``, as ``python -m spacy_mimick neighbors`` prints them.
 
-Every model is compared with the first candidate of the run (the baseline: ratios in the last
+Each model is scored with each lookup of ``--lookups`` (a name of ``LOOKUPS``): ``plain`` is the
+lookup above; the ``spell*`` ones add the spelling backoff of ``spacy_mimick.spelling`` (what
+``MimickVectors(spelling_backoff=True)`` and ``neighbors --spelling-backoff`` do) between the table
+and the model: a word the table lacks that is one edit from table words gets the vector of the one
+nearest to Mimick's prediction, blended with the prediction. ``--ranks`` adds probes of rarer
+words (the first band is the headline probe). "RW spelled": how many of RW's words without a table
+vector the lookup gave a table word's vector (RW's words are real words: each is a wrong
+correction, measured by the RW column).
+
+Every row is compared with the first (model, lookup) of the run (the baseline: ratios in the last
 columns). Usage (one core; a few CPU-minutes per candidate):
 
     OMP_NUM_THREADS=1 python benchmarks/typo_probe.py --candidates before,default,love-ngram
+    OMP_NUM_THREADS=1 python benchmarks/typo_probe.py --candidates default --lookups plain,spell,spell-w05
 
 Writes ``metrics/typo_probe.md`` and ``.json`` (``--out PREFIX``), after every candidate.
 """
 import argparse
 import json
 import os
-import random
 import shlex
 import sys
 import tempfile
 import time
+import tracemalloc
 from dataclasses import asdict
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -40,10 +50,12 @@ from typing import Dict, List, Optional
 import numpy
 import torch
 
-from spacy_mimick.cli_mimick import nearest_neighbors
+from spacy_mimick.cli_mimick import neighbor_rows
 from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig, make_typo, train_mimick
-from spacy_mimick.similarity import SimilarityPair, evaluate_similarity, read_similarity_pairs
+from spacy_mimick.mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
+from spacy_mimick.similarity import (SimilarityPair, evaluate_similarity, read_similarity_pairs, typo_pairs,
+                                     typo_scores)
+from spacy_mimick.spelling import SpellingBackoff, for_word_vectors
 from spacy_mimick.vectors_io import WordVectors, read_vectors
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -80,6 +92,30 @@ CANDIDATES: Dict[str, tuple] = {
                    dict(loss="contrastive", temperature=0.07, negatives=256, typo_prob=0.28)),
 }
 
+# name -> (description, SpellingBackoff settings; None: no spelling backoff). "spelling" is
+# whatever MimickVectors(spelling_backoff=True) and `neighbors --spelling-backoff` do now.
+COS, FREQ = {"choice": "cosine"}, {"choice": "frequent"}
+LOOKUPS: Dict[str, tuple] = {
+    "plain": ("table, else Mimick", None),
+    "spelling": ("+ spelling backoff, the defaults", {}),
+    "spell-cos": ("+ table word one edit away nearest to Mimick's (cosine), weight 1", {**COS, "weight": 1.0}),
+    "spell-cos-w075": ("+ nearest of those one edit away, weight 0.75", {**COS, "weight": 0.75}),
+    "spell-cos-w05": ("+ nearest of those one edit away, weight 0.5", {**COS, "weight": 0.5}),
+    "spell-cos-c05": ("+ nearest of those one edit away if its cosine >= 0.5, weight 1",
+                      {**COS, "weight": 1.0, "min_cosine": 0.5}),
+    "spell-cos-r20k": ("+ nearest of those one edit away among the first 20k rows, weight 1",
+                       {**COS, "weight": 1.0, "max_rows": 20000}),
+    "spell-cos-r20k-w05": ("+ nearest of those among the first 20k rows, weight 0.5",
+                           {**COS, "weight": 0.5, "max_rows": 20000}),
+    "spell-cos-r5k-w05": ("+ nearest of those among the first 5k rows, weight 0.5",
+                          {**COS, "weight": 0.5, "max_rows": 5000}),
+    "spell-freq": ("+ most frequent table word one edit away (lowest row), weight 1", {**FREQ, "weight": 1.0}),
+    "spell-freq-w075": ("+ most frequent one edit away, weight 0.75", {**FREQ, "weight": 0.75}),
+    "spell-freq-w05": ("+ most frequent one edit away, weight 0.5", {**FREQ, "weight": 0.5}),
+    "spell-freq-r20k": ("+ most frequent one edit away among the first 20k rows, weight 1",
+                        {**FREQ, "weight": 1.0, "max_rows": 20000}),
+}
+
 README_WORDS = ("corssing", "flatfish")
 README_TARGET = ("corssing", "crossing")
 _START = time.perf_counter()
@@ -91,50 +127,72 @@ def log(message: str) -> None:
 
 def make_probe(table: WordVectors, n: int, seed: int, lo: int = 1000, hi: int = 5000):
     """(word, misspelling) pairs: seeded one-edit typos of table words of ranks lo..hi."""
-    rng = random.Random(seed)
-    pool = [w for w in table.words[lo - 1 : hi] if len(w) >= 5 and w.isalpha()]
-    rng.shuffle(pool)
-    out = []
-    for word in pool:
-        for _ in range(20):
-            typo = make_typo(word, rng)
-            if typo != word and table.get(typo) is None:
-                out.append((word, typo))
-                break
-        if len(out) == n:
-            break
-    return out
+    return typo_pairs(table, n, seed, lo, hi)
 
 
-def cosines(a: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
-    norms = numpy.linalg.norm(a, axis=1) * numpy.linalg.norm(b, axis=1)
-    return (a * b).sum(axis=1) / numpy.maximum(norms, 1e-8)
+def lookup_vectors(model, table: WordVectors, words: List[str], backoff: Optional[SpellingBackoff]):
+    """(vectors, spelled, seconds of the spelling step) of ``words``, none of them table words:
+    Mimick's predictions, through the spelling backoff when there is one (``neighbors
+    --spelling-backoff``'s code)."""
+    predicted = model.predict(words)
+    if backoff is None:
+        return predicted, [None] * len(words), 0.0
+    start = time.perf_counter()
+    vectors, spelled = backoff.apply(words, predicted)
+    return vectors, spelled, time.perf_counter() - start
 
 
-def probe(model: MimickModel, table: WordVectors, pairs, k: int = 10) -> Dict:
-    words = [w for w, _ in pairs]
-    pred = model.predict([t for _, t in pairs])
-    true = numpy.stack([table.get(w) for w in words])
-    hits = 0
-    for start in range(0, len(pairs), 250):
-        rows = nearest_neighbors(pred[start : start + 250], table, k)
-        hits += sum(w in {n for n, _ in row} for w, row in zip(words[start : start + 250], rows))
-    return {"n": len(pairs), "typo_cos": float(cosines(pred, true).mean()), "top10": hits / len(pairs)}
+def probe(model, table: WordVectors, pairs, k: int = 10, backoff: Optional[SpellingBackoff] = None) -> Dict:
+    vectors, spelled, seconds = lookup_vectors(model, table, [t for _, t in pairs], backoff)
+    return {**typo_scores(vectors, table, pairs, k), "spelling_us_per_word": seconds / max(1, len(pairs)) * 1e6,
+            "spelled": sum(s is not None for s in spelled),
+            "spelled_right": sum(s == w for s, (w, _) in zip(spelled, pairs))}
 
 
-def similarity(model: MimickModel, table: WordVectors, sets: Dict[str, List[SimilarityPair]]) -> Dict:
-    out = {}
+def similarity(model, table: WordVectors, sets: Dict[str, List[SimilarityPair]],
+               backoff: Optional[SpellingBackoff] = None) -> Dict:
+    out, spelled = {}, {}
     for name, pairs in sets.items():
         oov = sorted({w for p in pairs for w in (p.word1, p.word2) if table.get(w) is None})
-        predicted = dict(zip(oov, model.predict(oov))) if oov else {}
+        vectors, fixes, _ = lookup_vectors(model, table, oov, backoff) if oov else ([], [], 0.0)
+        predicted = dict(zip(oov, vectors))
+        spelled[name] = sum(f is not None for f in fixes)
         lookup = lambda w: table.get(w) if table.get(w) is not None else predicted.get(w)  # noqa: E731
         out[name] = evaluate_similarity(pairs, lookup).spearman
-    return out
+    return {"similarity": out, "spelled_oov": spelled}
 
 
-def readme_neighbours(model: MimickModel, table: WordVectors, k: int = 5) -> Dict:
-    rows = nearest_neighbors(model.predict(list(README_WORDS)), table, k, exclude=list(README_WORDS))
+def readme_neighbours(model: MimickModel, table: WordVectors, k: int = 5,
+                      backoff: Optional[SpellingBackoff] = None) -> Dict:
+    _, _, rows = neighbor_rows(list(README_WORDS), model, table, k, backoff)
     return {w: [[n, round(s, 2)] for n, s in row] for w, row in zip(README_WORDS, rows)}
+
+
+def make_backoff(table: WordVectors, settings: Optional[Dict]) -> tuple:
+    """(SpellingBackoff or None, build seconds, index bytes, peak bytes allocated while building:
+    a second build, under tracemalloc)."""
+    if settings is None:
+        return None, 0.0, 0, 0
+    start = time.perf_counter()
+    backoff = for_word_vectors(table, **settings)
+    seconds = time.perf_counter() - start
+    tracemalloc.start()
+    for_word_vectors(table, **settings)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return backoff, seconds, backoff.index.nbytes, peak
+
+
+def load_or_train(name: str, vectors: WordVectors, args, tag: str, suffix: str):
+    """(model, seconds, epochs, best epoch, config): trained, or read from --load-models."""
+    if args.load_models:
+        path = Path(args.load_models) / f"{name}{suffix}"
+        log(f"{name} [{tag}] read from {path}")
+        return MimickModel.from_disk(path), None, None, None, None
+    result, seconds, config = train(name, vectors, args, tag)
+    if args.save_models:
+        result.model.to_disk(Path(args.save_models) / f"{name}{suffix}")
+    return result.model, seconds, len(result.history), result.best_epoch, asdict(config)
 
 
 def train(name: str, vectors: WordVectors, args, tag: str):
@@ -155,12 +213,14 @@ def fmt(x, spec=".1f"):
 def markdown(report: Dict) -> str:
     rows = report["models"]
     sets = report["similarity_sets"]
-    head = ["model", "typo cos", "top-10", *[f"{s} (table + model)" for s in sets],
+    bands = report["bands"]
+    head = ["model + lookup", "typo cos", "top-10", *[f"ranks {b}: cos / top-10" for b in bands[1:]],
+            "spelled (right)", *[f"{s} (table + model)" for s in sets], "RW spelled",
             "README `corssing` top 5", "train s (epochs)", "vs first: typo cos / top-10 / RW"]
     lines = [f"# Typo probe: {Path(report['vectors']).name} ({report['n_words']:,} words), "
              f"README example on {Path(report['readme_vectors']).name}", "", "Command:", "", "```",
              report["command"], "```", "",
-             f"{report['n_typos']} misspellings (probe seed {report['probe_seed']}), e.g. "
+             f"{report['n_typos']} misspellings of words of ranks {bands[0]} (probe seed {report['probe_seed']}), e.g. "
              + ", ".join(f"{t} ({w})" for w, t in report["probe_examples"][:6])
              + f". Table only: RW {fmt(report['table_only']['RW'])}, typo top-10 0. "
              f"Training seed {report['seed']}, {report['threads']} torch thread(s); wall {report['wall_seconds']:.0f}s.",
@@ -172,12 +232,24 @@ def markdown(report: Dict) -> str:
         cell = ", ".join(f"{'**' + n + '**' if n == README_TARGET[1] else n} ({s:.2f})" for n, s in nbrs)
         ratio = (f"{r['typo_cos'] / base['typo_cos']:.2f} / {r['top10'] / max(base['top10'], 1e-9):.2f} / "
                  f"{r['similarity']['RW'] / base['similarity']['RW']:.3f}")
+        trained = "—" if r["train_seconds"] is None else f"{r['train_seconds']:.0f} ({r['epochs']})"
         lines.append("| " + " | ".join([
-            f"`{r['name']}`: {r['description']}", fmt(r["typo_cos"], ".3f"), fmt(r["top10"], ".3f"),
-            *[fmt(r["similarity"][s]) for s in sets], ("yes: " if hit else "no: ") + cell,
-            f"{r['train_seconds']:.0f} ({r['epochs']})", ratio]) + " |")
+            f"`{r['name']}` + `{r['lookup']}`: {r['description']}; {r['lookup_description']}",
+            fmt(r["typo_cos"], ".3f"), fmt(r["top10"], ".3f"),
+            *[f"{fmt(r['bands'][b]['typo_cos'], '.3f')} / {fmt(r['bands'][b]['top10'], '.3f')}" for b in bands[1:]],
+            f"{r['spelled']} ({r['spelled_right']})",
+            *[fmt(r["similarity"][s]) for s in sets], str(r["spelled_oov"]["RW"]),
+            ("yes: " if hit else "no: ") + cell, trained, ratio]) + " |")
     lines += ["", "`flatfish` (README): " + "; ".join(
-        f"`{r['name']}` " + ", ".join(f"{n} ({s:.2f})" for n, s in r["readme"]["flatfish"]) for r in rows), ""]
+        f"`{r['name']}` + `{r['lookup']}` " + ", ".join(f"{n} ({s:.2f})" for n, s in r["readme"]["flatfish"])
+        for r in rows), ""]
+    builds = list({r["lookup"]: r for r in rows if r["index_bytes"]}.values())
+    if builds:
+        lines += ["Spelling index over the evaluation table: " + "; ".join(
+            f"`{r['lookup']}` {r['index_words']:,} words, {r['index_bytes'] / 2**20:.1f} MiB of arrays "
+            f"(peak {r['index_peak_bytes'] / 2**20:.0f} MiB allocated while building), built in "
+            f"{r['index_seconds']:.1f}s, {r['spelling_us_per_word']:.0f} µs a misspelling"
+            for r in builds) + ".", ""]
     return "\n".join(lines)
 
 
@@ -201,18 +273,35 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--max-epochs", type=int, default=0, help="cap on epochs (0: each candidate's own)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--data", default=str(DATA))
+    parser.add_argument("--lookups", default="plain", help="comma-separated names of LOOKUPS, each scored per model")
+    parser.add_argument("--ranks", default="1000-5000",
+                        help="comma-separated rank bands LO-HI of the probe's words; the first is the headline")
     parser.add_argument("--save-models", default="", help="save each candidate's models to DIR/NAME[-readme]")
+    parser.add_argument("--load-models", default="",
+                        help="read each candidate's models from DIR/NAME[-readme] (saved by --save-models) instead of training")
     parser.add_argument("--out", default=str(ROOT / "metrics" / "typo_probe"))
     parser.add_argument("--list", action="store_true")
     args = parser.parse_args(argv)
     if args.list:
         for name, (desc, arch, settings) in CANDIDATES.items():
             print(f"{name:16s} {desc}  {arch} {settings}")
+        for name, (desc, settings) in LOOKUPS.items():
+            print(f"lookup {name:16s} {desc}  {settings}")
         return
     names = [n for n in args.candidates.split(",") if n]
     unknown = [n for n in names if n not in CANDIDATES]
     if unknown:
         parser.error(f"unknown candidates {unknown}; --list shows them")
+    lookups = [n for n in args.lookups.split(",") if n]
+    unknown = [n for n in lookups if n not in LOOKUPS]
+    if unknown:
+        parser.error(f"unknown lookups {unknown}; --list shows them")
+    try:
+        bands = [tuple(int(x) for x in band.split("-")) for band in args.ranks.split(",") if band]
+    except ValueError:
+        bands = []
+    if not bands or any(len(b) != 2 or not 1 <= b[0] < b[1] for b in bands):
+        parser.error(f"--ranks: expected bands LO-HI with 1 <= LO < HI, comma-separated, got {args.ranks!r}")
     torch.set_num_threads(args.threads)
     command = "OMP_NUM_THREADS=1 python " + " ".join(
         shlex.quote(a) for a in ["benchmarks/typo_probe.py", *(sys.argv[1:] if argv is None else argv)])
@@ -222,34 +311,42 @@ def main(argv: Optional[List[str]] = None) -> None:
     sets = {name: [SimilarityPair(p.word1.lower(), p.word2.lower(), p.score) for p in read_similarity_pairs(sim / f)]
             for name, f in (("RW", "rw.txt"), ("SimLex", "EN-SIMLEX-999.txt"), ("MEN", "EN-MEN-TR-3k.txt"),
                             ("WS353", "EN-WS-353-ALL.txt"))}
-    pairs = make_probe(table, args.typos, args.probe_seed)
+    probes = {f"{lo:,}-{hi:,}": make_probe(table, args.typos, args.probe_seed, lo, hi) for lo, hi in bands}
+    pairs = next(iter(probes.values()))
     report: Dict = {
         "command": command, "vectors": args.vectors, "readme_vectors": args.readme_vectors,
         "n_words": len(table), "n_typos": len(pairs), "probe_seed": args.probe_seed, "seed": args.seed,
         "threads": args.threads, "similarity_sets": list(sets), "probe_examples": pairs[:20],
+        "bands": list(probes), "band_sizes": {b: len(p) for b, p in probes.items()},
         "table_only": {name: evaluate_similarity(p, table.get).spearman for name, p in sets.items()},
         "models": [],
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    backoffs = {name: make_backoff(table, LOOKUPS[name][1]) for name in lookups}
+    readme_backoffs = {name: make_backoff(readme_table, LOOKUPS[name][1])[0] for name in lookups}
+    report["lookup_settings"] = {name: LOOKUPS[name][1] for name in lookups}
     for name in names:
-        result, seconds, config = train(name, table, args, "eval table")
-        readme_result, readme_seconds, _ = train(name, readme_table, args, "README table")
-        if args.save_models:
-            result.model.to_disk(Path(args.save_models) / name)
-            readme_result.model.to_disk(Path(args.save_models) / f"{name}-readme")
-        row = {"name": name, "description": CANDIDATES[name][0], "arch": CANDIDATES[name][1],
-               "train_config": asdict(config), "train_seconds": seconds, "epochs": len(result.history),
-               "best_epoch": result.best_epoch, "readme_train_seconds": readme_seconds,
-               **probe(result.model, table, pairs), "similarity": similarity(result.model, table, sets),
-               "readme": readme_neighbours(readme_result.model, readme_table)}
-        log(f"{name}: typo cos {row['typo_cos']:.3f} top-10 {row['top10']:.3f}; "
-            + ", ".join(f"{k} {v:.1f}" for k, v in row["similarity"].items())
-            + "; corssing: " + ", ".join(n for n, _ in row["readme"]["corssing"]))
-        report["models"].append(row)
-        report["wall_seconds"] = time.perf_counter() - _START
-        write_atomic(out.with_suffix(".json"), json.dumps(report, indent=1, ensure_ascii=False))
-        write_atomic(out.with_suffix(".md"), markdown(report))
+        model, seconds, epochs, best, config = load_or_train(name, table, args, "eval table", "")
+        readme_model, readme_seconds, _, _, _ = load_or_train(name, readme_table, args, "README table", "-readme")
+        for lookup in lookups:
+            backoff, index_seconds, index_bytes, index_peak = backoffs[lookup]
+            scores = {band: probe(model, table, band_pairs, backoff=backoff) for band, band_pairs in probes.items()}
+            row = {"name": name, "description": CANDIDATES[name][0], "arch": CANDIDATES[name][1],
+                   "lookup": lookup, "lookup_description": LOOKUPS[lookup][0], "lookup_settings": LOOKUPS[lookup][1],
+                   "train_config": config, "train_seconds": seconds, "epochs": epochs, "best_epoch": best,
+                   "readme_train_seconds": readme_seconds, **scores[report["bands"][0]], "bands": scores,
+                   **similarity(model, table, sets, backoff),
+                   "readme": readme_neighbours(readme_model, readme_table, backoff=readme_backoffs[lookup]),
+                   "index_seconds": index_seconds, "index_bytes": index_bytes, "index_peak_bytes": index_peak,
+                   "index_words": len(backoff.index) if backoff is not None else 0}
+            log(f"{name} + {lookup}: typo cos {row['typo_cos']:.3f} top-10 {row['top10']:.3f}; "
+                + ", ".join(f"{k} {v:.1f}" for k, v in row["similarity"].items())
+                + "; corssing: " + ", ".join(n for n, _ in row["readme"]["corssing"]))
+            report["models"].append(row)
+            report["wall_seconds"] = time.perf_counter() - _START
+            write_atomic(out.with_suffix(".json"), json.dumps(report, indent=1, ensure_ascii=False))
+            write_atomic(out.with_suffix(".md"), markdown(report))
     print(markdown(report))
 
 
