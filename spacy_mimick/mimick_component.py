@@ -205,7 +205,7 @@ class MimickVectorsComponent(Pipe):
         elif self.cfg.get("refine_rare", 0.0) > 0 and not self._table_is_refined():
             self.cfg["refined_rows"] = refine_rare_rows(self.vocab, self._require_model(), self.cfg["refine_rare"])
             self.cfg["refined_checksum"] = self._rare_rows_checksum()
-            self.vectors._cache.clear()
+            self.vectors.clear_cache()
 
     def _rare_rows_checksum(self) -> float:
         data = numpy.asarray(table_of(self.vocab.vectors).data)
