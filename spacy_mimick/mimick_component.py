@@ -191,10 +191,18 @@ class MimickVectorsComponent(Pipe):
         if model_path is not None:
             self.set_model(MimickModel.from_disk(model_path))
         elif self.model is None:
-            raise ValueError(
-                f"[{self.name}] initialize() needs model_path: the directory of a trained Mimick "
-                f"model (python -m spacy_mimick train VECTORS OUTPUT_DIR); in spacy train set "
-                f"[initialize.components.{self.name}] model_path (e.g. --paths.mimick_model DIR)")
+            # A config error (a ValueError): `spacy train` prints it without a traceback.
+            from confection import ConfigValidationError
+
+            raise ConfigValidationError(
+                title=f"[{self.name}] has no Mimick model: set --paths.mimick_model DIR on the spacy "
+                      f"train command line, or [initialize.components.{self.name}] model_path in the config",
+                desc=f"DIR: the directory of a trained Mimick model (python -m spacy_mimick train "
+                     f"VECTORS OUTPUT_DIR). In Python: nlp.initialize() with that model_path in "
+                     f"nlp.config, or {self.name}.initialize(model_path=DIR).",
+                errors=[{"loc": ["initialize", "components", self.name, "model_path"],
+                         "msg": "field required (the directory of a trained Mimick model)"}],
+                show_config=False)
         else:
             self.set_model(self.model)  # a table loaded since (init vectors) must match its width
         if table_of(self.vocab.vectors).mode == Mode.floret and not self.cfg.get("mimick_only"):

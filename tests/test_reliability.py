@@ -1016,6 +1016,20 @@ def _(tmp):
     return f"{out} [exit {proc.returncode}]"
 
 
+@scenario("spacy-train-no-mimick-model", "clear errors", "a config with mimick_vectors, no --paths.mimick_model",
+          "spacy train configs/tagger_mimick.cfg ...", "[mimick_vectors] has no Mimick model: set "
+          "--paths.mimick_model DIR on the spacy train command line, or "
+          "[initialize.components.mimick_vectors] model_path in the config")
+def _(tmp):
+    pipeline, corpus = glove_pipeline(tmp), ewt_slice(tmp, 20)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "train", REPO / "configs" / "tagger_mimick.cfg", "--paths.train", corpus,
+         "--paths.dev", corpus, "--paths.vectors", pipeline], capture_output=True, text=True, cwd=tmp,
+        env={**os.environ, "OMP_NUM_THREADS": "1",
+             "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))})
+    return seen(result)
+
+
 @scenario("tag-crlf", "silent changes", "a CoNLL-U file with CRLF line endings", "tag PIPELINE x.conllu y.conllu",
           "tagged 2 sentences, 5 words", exit="0")
 def _(tmp):
