@@ -1,4 +1,5 @@
 """CLI commands for Mimick models: train, predict, neighbors, extend, similarity."""
+import errno
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -125,8 +126,8 @@ def train_cli(
     (docs/speed.md).
 
     Options and OUTPUT_DIR are checked before the vectors are read. The model is written
-    atomically: a failed write leaves OUTPUT_DIR as it was. Ctrl-C after the first epoch saves
-    the best epoch so far (exit code 130).
+    atomically: a failed write (a full disk) leaves OUTPUT_DIR as it was. Ctrl-C or SIGTERM
+    after the first epoch saves the best epoch so far (exit code 130).
     """
     base_arch = PAPER_ARCH if paper else DEFAULT_ARCH
     config = arch_config(arch or base_arch["@architectures"], parse_config_overrides(ctx.args))
@@ -154,6 +155,10 @@ def train_cli(
         msg.warn(f"{output_dir} holds a Mimick model: it will be replaced when training ends "
                  f"(kept if training fails)")
     vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet, cache=cache)
+    if len(vectors) < 2:
+        raise UserError(
+            f"{vectors_path}: {len(vectors)} word vector read{f' (--limit {limit})' if limit else ''}; expected "
+            f"at least 2 rows to train Mimick (a share of the words is held out to measure the dev loss)")
     msg.info(f"{len(vectors):,} words x {vectors.dim} dims from {vectors_path}; "
              f"architecture {config['@architectures']}; training on {device}")
     try:
@@ -161,13 +166,26 @@ def train_cli(
             result = train_mimick(vectors, config, train_config, progress=not quiet, device=device)
     except KeyboardInterrupt:
         fail(f"interrupted before the first epoch ended: nothing saved ({output_dir} unchanged)", 130)
-    result.model.to_disk(output_dir)
+    save_model(result.model, output_dir)
     if result.interrupted:
         msg.warn(f"Interrupted: saved the best epoch so far (epoch {result.best_epoch}, dev loss "
                  f"{result.model.meta['dev_loss']:.4f}) to {output_dir}")
         raise typer.Exit(130)
     msg.good(f"Saved Mimick model to {output_dir} (best epoch {result.best_epoch}, "
              f"dev loss {result.model.meta['dev_loss']:.4f})")
+
+
+def save_model(model: MimickModel, output_dir: Path) -> None:
+    """Save ``model`` to ``output_dir``; a full disk is one error line."""
+    had_model = (output_dir / "model.pt").exists()
+    try:
+        model.to_disk(output_dir)
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise
+        fail(f"could not write the model to {output_dir}: {err.strerror}; "
+             f"{'the previous model there is unchanged' if had_model else 'nothing was written there'} "
+             f"(this run's model is lost: free some space and train again)")
 
 
 def read_words_file(path: Path) -> List[str]:

@@ -1030,6 +1030,35 @@ def _(tmp):
     return seen(result)
 
 
+@scenario("train-one-row", "clear errors", "a vectors file of one row", "train v.txt OUT",
+          "v.txt: 1 word vector read; expected at least 2 rows to train Mimick")
+def _(tmp):
+    (tmp / "v.txt").write_text("cat 0.1 0.2 0.3\n")
+    out = cli("train", tmp / "v.txt", tmp / "out", "--quiet", "--no-cache")
+    assert not (tmp / "out").exists()
+    return out
+
+
+@scenario("train-full-disk", "data loss", "the disk fills up while train saves over a model (ulimit -f)",
+          "train v.txt OUT", "could not write the model to out: File too large; the previous model there is unchanged")
+def _(tmp):
+    before = {p.name: p.read_bytes() for p in model_dir(tmp, "out").iterdir()}
+    vectors_file(tmp)
+    import resource
+
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy_mimick", "train", "v.txt", "out", "--quiet", "--max-epochs", "1", "--no-cache"],
+        capture_output=True, text=True, cwd=tmp,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (5000, 5000)),
+        env={**os.environ, "OMP_NUM_THREADS": "1",
+             "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))})
+    assert {p.name: p.read_bytes() for p in (tmp / "out").iterdir()} == before
+    assert sorted(p.name for p in tmp.iterdir()) == ["out", "v.txt"]  # no temporary folder left
+    lines = result.stderr.splitlines()  # the epoch's log line, then the error
+    assert [line for line in lines if line.startswith("error: ")] == lines[-1:], result.stderr
+    return seen(result)
+
+
 @scenario("tag-crlf", "silent changes", "a CoNLL-U file with CRLF line endings", "tag PIPELINE x.conllu y.conllu",
           "tagged 2 sentences, 5 words", exit="0")
 def _(tmp):
