@@ -1,5 +1,6 @@
 """CLI commands for Mimick models: train, predict, neighbors, extend, similarity."""
 import errno
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -18,7 +19,7 @@ from .mimick_model import MimickModel, check_model_output, is_model_dir
 from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
 from .similarity import evaluate_similarity, read_similarity_pairs
 from .spelling import DEFAULT_WEIGHT, SpellingBackoff, for_word_vectors
-from .atomic import terminate_as_interrupt
+from .atomic import folder_lock, terminate_as_interrupt
 from .user_errors import UserError, fail, user_errors
 from .vectors_io import WordVectors, read_vectors, write_vectors_text
 
@@ -127,7 +128,8 @@ def train_cli(
 
     Options and OUTPUT_DIR are checked before the vectors are read. The model is written
     atomically: a failed write (a full disk) leaves OUTPUT_DIR as it was. Ctrl-C or SIGTERM
-    after the first epoch saves the best epoch so far (exit code 130).
+    after the first epoch saves the best epoch so far (exit code 130). Of two runs saving into
+    one OUTPUT_DIR the later save is kept, and says that it replaced the other run's model.
     """
     base_arch = PAPER_ARCH if paper else DEFAULT_ARCH
     config = arch_config(arch or base_arch["@architectures"], parse_config_overrides(ctx.args))
@@ -154,6 +156,7 @@ def train_cli(
             raise UserError(f"{output_dir} holds a Mimick model; pass --overwrite to replace it")
         msg.warn(f"{output_dir} holds a Mimick model: it will be replaced when training ends "
                  f"(kept if training fails)")
+    before = saved_state(output_dir)  # to tell, when saving, whether another run saved there since
     vectors = read_vectors(vectors_path, fmt, limit=limit or None, progress=not quiet, cache=cache)
     if len(vectors) < 2:
         raise UserError(
@@ -166,7 +169,10 @@ def train_cli(
             result = train_mimick(vectors, config, train_config, progress=not quiet, device=device)
     except KeyboardInterrupt:
         fail(f"interrupted before the first epoch ended: nothing saved ({output_dir} unchanged)", 130)
-    save_model(result.model, output_dir)
+    replaced = save_model(result.model, output_dir, before)
+    if replaced is not None:
+        msg.warn(f"{output_dir}: replaced the model another run saved there after this one started "
+                 f"({replaced}); this run's model is the one kept")
     if result.interrupted:
         msg.warn(f"Interrupted: saved the best epoch so far (epoch {result.best_epoch}, dev loss "
                  f"{result.model.meta['dev_loss']:.4f}) to {output_dir}")
@@ -175,17 +181,43 @@ def train_cli(
              f"dev loss {result.model.meta['dev_loss']:.4f})")
 
 
-def save_model(model: MimickModel, output_dir: Path) -> None:
-    """Save ``model`` to ``output_dir``; a full disk is one error line."""
-    had_model = (output_dir / "model.pt").exists()
+def saved_state(path: Path) -> Optional[tuple]:
+    """What identifies the model saved in ``path`` (None: none): every save puts a new folder
+    in place (atomic_directory), so another save changes its inode and model.pt's stamp."""
     try:
-        model.to_disk(output_dir)
+        folder, weights = path.stat(), (path / "model.pt").stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return folder.st_ino, weights.st_mtime_ns, weights.st_size
+
+
+def _describe_saved(path: Path) -> str:
+    try:
+        meta = json.loads((path / "config.json").read_text(encoding="utf8"))["meta"]
+        return f"best epoch {meta['best_epoch']}, dev loss {meta['dev_loss']:.4f}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return "a model this run cannot describe"
+
+
+def save_model(model: MimickModel, output_dir: Path, before: Optional[tuple]) -> Optional[str]:
+    """Save ``model`` to ``output_dir``. Under the folder's lock (which saves take too), first
+    look whether another run saved a model there since ``before`` was taken: returns a
+    description of that model (now replaced), or None. A full disk is one error line."""
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    had_model = False
+    try:
+        with folder_lock(output_dir.parent):
+            now = saved_state(output_dir)
+            had_model = now is not None
+            replaced = _describe_saved(output_dir) if had_model and now != before else None
+            model.to_disk(output_dir)
     except OSError as err:
         if err.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
             raise
         fail(f"could not write the model to {output_dir}: {err.strerror}; "
              f"{'the previous model there is unchanged' if had_model else 'nothing was written there'} "
              f"(this run's model is lost: free some space and train again)")
+    return replaced
 
 
 def read_words_file(path: Path) -> List[str]:

@@ -1059,6 +1059,31 @@ def _(tmp):
     return seen(result)
 
 
+@scenario("train-two-runs", "debris and concurrency", "two train runs into one OUT: one saves while the other "
+          "trains; the other then saves (here stopped by SIGTERM, which saves its best epoch)", "train v.txt OUT",
+          "out: replaced the model another run saved there after this one started (best epoch 1, dev loss",
+          exit="130")
+def _(tmp):
+    import signal
+
+    vectors_file(tmp, n=3000)
+    later = spawn(["train", "v.txt", "out", "--quiet", "--max-epochs", 500, "--patience", 500], cwd=tmp)
+    lines = []
+    for line in later.stdout:  # its first epoch: it looked at OUT long before
+        lines.append(line)
+        if line.lstrip().startswith("epoch") and "dev loss" in line:
+            break
+    first = spawn(["train", "v.txt", "out", "--quiet", "--max-epochs", 1, "--seed", 1], cwd=tmp)
+    first_out = first.communicate(timeout=300)[0]
+    assert first.returncode == 0 and "Saved Mimick model to out" in first_out and "replaced" not in first_out
+    assert MimickModel.from_disk(tmp / "out").meta["train_config"]["seed"] == 1
+    later.send_signal(signal.SIGTERM)
+    out = "".join(lines) + later.communicate(timeout=120)[0]
+    assert MimickModel.from_disk(tmp / "out").meta["train_config"]["seed"] == 0  # the later save's
+    assert sorted(p.name for p in tmp.iterdir()) == ["out", "v.txt"]
+    return f"{out} [exit {later.returncode}]"
+
+
 @scenario("tag-crlf", "silent changes", "a CoNLL-U file with CRLF line endings", "tag PIPELINE x.conllu y.conllu",
           "tagged 2 sentences, 5 words", exit="0")
 def _(tmp):
