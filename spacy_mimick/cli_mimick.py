@@ -255,6 +255,16 @@ def _read_words(words: List[str], words_file: Optional[Path]) -> List[str]:
     return out
 
 
+def _refuse_whitespace(words: List[str]) -> None:
+    """The words of a word2vec text output cannot hold whitespace (write_vectors_text's rule)."""
+    for i, word in enumerate(words):
+        if any(c in word for c in " \t\n\r"):
+            raise UserError(
+                f"word {word!r} (index {i}) contains whitespace, which word2vec text cannot "
+                f"hold: a reader splits the line there (expected words without spaces, tabs or line "
+                f"breaks; join a phrase's words yourself, e.g. New_York)")
+
+
 def _refuse_input_as_output(output: Path, inputs: List[Path]) -> None:
     """Outputs are never written over an input (they are written beside it and renamed)."""
     for path in inputs:
@@ -315,8 +325,14 @@ def predict_cli(
     spelling_max_rows: int = spelling_max_rows_option(),
     threads: int = threads_option(),
 ):
-    """Print (or write) Mimick vectors for words, in word2vec text format."""
+    """Print (or write) Mimick vectors for words, in word2vec text format.
+
+    A word holding whitespace (New York) is refused, printed or written: a word2vec reader
+    splits the line there and reads "York" as the first value. Writing it another way (New_York)
+    would print a word that was not asked for, and could be a real word of the table.
+    """
     words = _read_words(words or [], words_file)
+    _refuse_whitespace(words)
     if spelling and vectors_path is None:
         raise UserError("--spelling-backoff needs --vectors: the table whose words it spells "
                         "(the one the Mimick model was trained on)")

@@ -766,10 +766,19 @@ def _(tmp):
 
 
 @scenario("extend-whitespace-word", "clear errors", "a vocabulary word holding a space", "predict MODEL 'New York' -o out.txt",
-          "word 'New York' (index 0) is empty or contains whitespace")
+          "word 'New York' (index 0) contains whitespace")
 def _(tmp):
     out = cli("predict", model_dir(tmp), "New York", "-o", tmp / "out.txt")
     assert not (tmp / "out.txt").exists() and not [p for p in tmp.iterdir() if p.name.startswith(".")]
+    return out
+
+
+@scenario("predict-whitespace-word", "silent changes", "a word holding a space, printed", "predict MODEL cat 'New York'",
+          "word 'New York' (index 1) contains whitespace, which word2vec text cannot hold: a reader "
+          "splits the line there")
+def _(tmp):
+    out = cli("predict", model_dir(tmp), "cat", "New York")
+    assert "cat " not in out  # refused before anything is printed
     return out
 
 
