@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check (issue 16, item 2), on the CPU and on GPU 0, in one run:
+# GPU check, on the CPU and on GPU 0, in one run:
 #  1. the paper's Mimick model (char BiLSTM, `python -m spacy_mimick train --paper`) for 2 epochs on
 #     a GloVe file (default the embedded top-20k slice; GLOVE=... for another): words/s in the
 #     epoch, wall seconds of the whole command, dev loss after 2 epochs;
