@@ -17,7 +17,11 @@ complete trainings (paper model, default model) on all rows.
     python benchmarks/train_throughput.py [--words 20000] [--threads 1] [--startup] [--full [--rounds 2]]
 """
 import argparse
+import json
+import os
 import random
+import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -127,6 +131,242 @@ def startup(vectors: str) -> None:
                       f"{imports + read + build:.2f} |")
 
 
+# The original release's training loop, in DyNet: what `mimick/model.py` of the original does for
+# the LSTM model (paper/NOTES.md), written here from those facts for Python 3 (the original is
+# Python 2 and reads a pickle made by a separate script; this reads the vectors file itself, as
+# that script did). Every word of the file, shuffled, the last 1% held out; characters with a pad
+# symbol at both ends; forward and backward VanillaLSTMs (20 -> 50) over the characters and their
+# reverse; final states concatenated -> H (d x 100) -> tanh -> O (d x d); squared L2 distance; one
+# update per word with MomentumSGD (lr 0.01, momentum 0.9); after each epoch the dev loss over
+# the held-out words, and the model saved when it improved. Prints one RESULT line of JSON.
+DYNET_TRAINER = r"""
+import gzip, json, math, random, sys, time
+T = time.process_time
+import dynet_config
+dynet_config.set(random_seed=int(sys.argv[4]) + 1)
+import dynet as dy
+import numpy as np
+path, epochs, out, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+c0 = T()
+words, rows = [], []
+with (gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz") else open(path, encoding="utf-8")) as f:
+    for line in f:
+        parts = line.rstrip().split(" ")
+        if len(parts) == 2 and not rows:  # word2vec text header
+            continue
+        words.append(parts[0])
+        rows.append(np.array(parts[1:], dtype="float64"))
+c1 = T()
+dim = len(rows[0])
+c2i = {"<*>": 0}
+for word in words:
+    for ch in word:
+        c2i.setdefault(ch, len(c2i))
+pad = c2i["<*>"]
+data = [([pad] + [c2i[ch] for ch in w] + [pad], r) for w, r in zip(words, rows)]
+random.seed(seed)
+random.shuffle(data)
+cut = int(0.99 * len(data))
+train, dev = data[:cut], data[cut:]
+pc = dy.ParameterCollection()
+chars = pc.add_lookup_parameters((len(c2i), 20))
+fwd, bwd = dy.VanillaLSTMBuilder(1, 20, 50, pc), dy.VanillaLSTMBuilder(1, 20, 50, pc)
+H, Hb = pc.add_parameters((dim, 100)), pc.add_parameters(dim)
+O, Ob = pc.add_parameters((dim, dim)), pc.add_parameters(dim)
+trainer = dy.MomentumSGDTrainer(pc, 0.01, 0.9)
+
+def loss_of(ids, target):
+    dy.renew_cg()
+    emb = [chars[i] for i in ids]
+    f = fwd.initial_state().transduce(emb)[-1]
+    b = bwd.initial_state().transduce(emb[::-1])[-1]
+    pred = O * dy.tanh(H * dy.concatenate([f, b]) + Hb) + Ob
+    return dy.squared_distance(pred, dy.inputVector(target))
+
+c2 = T()
+steps = dev_cpu = 0.0
+dev_losses = []
+for epoch in range(epochs):
+    c = T()
+    for ids, target in train:
+        loss = loss_of(ids, target)
+        value = loss.scalar_value()
+        if math.isnan(value):
+            raise SystemExit("NaN loss")
+        loss.backward()
+        trainer.update()
+    steps += T() - c
+    c = T()
+    dev_losses.append(sum(loss_of(ids, t).scalar_value() for ids, t in dev) / len(dev))
+    if dev_losses[-1] == min(dev_losses):
+        pc.save(out)
+    dev_cpu += T() - c
+print("RESULT " + json.dumps({"n_train": len(train), "read": c1 - c0, "setup": c2 - c1, "steps": steps,
+                              "dev": dev_cpu, "dev_losses": dev_losses}), flush=True)
+"""
+
+
+def run_cpu(cmd, env=None, cwd=None):
+    """Run ``cmd`` to the end; its CPU seconds (user + system, its children included) and output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd[:4])} ... exited with {proc.returncode}:\n{proc.stdout[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu, proc.stdout
+
+
+def dynet_available(python: str) -> bool:
+    return subprocess.run([python, "-c", "import dynet_config, dynet"], capture_output=True).returncode == 0
+
+
+EPOCH_LINE = re.compile(r"epoch +(\d+) +train loss [\d.]+ +dev loss ([\d.]+) .*\(([\d.]+) CPU-s\)")
+
+
+def ours(vectors: str, epochs: int, work: Path, cache: Path):
+    """`python -m spacy_mimick train VECTORS OUT --paper --max-epochs N`, a fresh process."""
+    out = work / f"ours{epochs}"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "SPACY_MIMICK_CACHE": str(cache)}
+    cpu, log = run_cpu([sys.executable, "-m", "spacy_mimick", "train", vectors, str(out), "--paper",
+                        "--max-epochs", str(epochs), "--quiet"], env=env, cwd=str(work))
+    rows = EPOCH_LINE.findall(log)
+    if len(rows) != epochs:
+        raise RuntimeError(f"expected {epochs} epoch lines in the train log, got:\n{log[-3000:]}")
+    return cpu, sum(float(r[2]) for r in rows), [float(r[1]) for r in rows]
+
+
+def original(python: str, vectors: str, epochs: int, work: Path):
+    cpu, log = run_cpu([python, "-c", DYNET_TRAINER, vectors, str(epochs), str(work / "dynet.model"), "0"],
+                       env={**os.environ, "OMP_NUM_THREADS": "1"}, cwd=str(work))
+    result = json.loads(log.split("RESULT ", 1)[1])
+    return cpu, result["steps"], result["dev_losses"], result["n_train"]
+
+
+def whole(vectors: str, epoch_counts, rounds: int, dynet_python: str) -> None:
+    """Whole-process CPU seconds of `train --paper` beside the original's loop in DyNet, each in
+    fresh processes, alternating (rounds x epoch counts), with the steps' own CPU seconds."""
+    has_dynet = dynet_available(dynet_python)
+    print(f"\nWhole process, CPU seconds (user + system of the child process; fresh processes, "
+          f"OMP_NUM_THREADS=1, {rounds} round(s) alternating)")
+    if not has_dynet:
+        print(f"(dynet cannot be imported by {dynet_python}: the original's loop is not run; "
+              f"pass --dynet-python with an interpreter that has `pip install dynet38`)")
+    runs = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work, cache = Path(tmp), Path(tmp) / "cache"
+        n_rows = len(read_vectors(vectors, cache=cache))  # the cache `train` keeps by default, filled once
+        n_train = n_rows - max(1, int(round(n_rows * 0.01)))  # train_mimick's dev split
+        for _ in range(rounds):
+            for epochs in epoch_counts:
+                runs.setdefault(("ours", epochs), []).append(ours(vectors, epochs, work, cache))
+                if has_dynet:
+                    runs.setdefault(("dynet", epochs), []).append(original(dynet_python, vectors, epochs, work))
+    names = {"ours": "`train --paper` (spacy-mimick)", "dynet": "original loop (DyNet, one word per update)"}
+    print("| trainer | epochs | whole process, CPU-s (each round) | mean | steps, CPU-s (mean) | "
+          "steps, words per CPU-s | outside the steps, CPU-s | last dev loss |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    means = {}
+    for (who, epochs), results in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0] != "ours")):
+        whole_cpu = [r[0] for r in results]
+        steps = sum(r[1] for r in results) / len(results)
+        mean = sum(whole_cpu) / len(whole_cpu)
+        words = (results[0][3] if who == "dynet" else n_train) * epochs
+        means[who, epochs] = (mean, steps)
+        print(f"| {names[who]} | {epochs} | {', '.join(f'{c:.1f}' for c in whole_cpu)} | {mean:.1f} | "
+              f"{steps:.1f} | {words / steps:,.0f} | {mean - steps:.1f} | {results[-1][2][-1]:.4f} |", flush=True)
+    if has_dynet:
+        print("\n| epochs | whole process: original / ours | steps only: original / ours |")
+        print("|---:|---:|---:|")
+        for epochs in epoch_counts:
+            (ow, os_), (dw, ds) = means["ours", epochs], means["dynet", epochs]
+            print(f"| {epochs} | {dw / ow:.1f}x | {ds / os_:.1f}x |")
+
+
+# Where a `train` process spends its CPU time: the real CLI in a fresh process, with CPU timers
+# around its phases (wrappers on a handful of calls, so nothing else is slowed down).
+PHASES = r"""
+import json, sys, time
+T = time.process_time
+c0 = T()
+from spacy_mimick import cli
+c1 = T()
+from spacy_mimick import cli_mimick, mimick_model, mimick_trainer
+cpu = {}
+def timed(name, fn):
+    def wrapper(*args, **kwargs):
+        c = T()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            cpu[name] = cpu.get(name, 0.0) + T() - c
+    return wrapper
+cli_mimick.read_vectors = timed("read", cli_mimick.read_vectors)
+create = mimick_model.MimickModel.create
+mimick_model.MimickModel.create = classmethod(lambda cls, *a, **k: timed("vocab", create)(*a, **k))
+mimick_trainer._Batcher.__init__ = timed("encode", mimick_trainer._Batcher.__init__)
+mimick_trainer.check_trainable = timed("check", mimick_trainer.check_trainable)
+mimick_model.MimickModel.to_disk = timed("save", mimick_model.MimickModel.to_disk)
+history = []
+def train(*args, **kwargs):
+    result = timed("train_mimick", train_mimick)(*args, **kwargs)
+    history.extend(result.history)
+    return result
+train_mimick, cli_mimick.train_mimick = cli_mimick.train_mimick, train
+sys.argv = ["spacy_mimick"] + sys.argv[1:]
+try:
+    cli.main()
+except SystemExit as stop:
+    if stop.code:
+        raise
+c2 = T()
+cpu.update(start=c0, imports=c1 - c0, main=c2 - c1, end=c2,
+           steps=sum(h.cpu_seconds for h in history), dev=sum(getattr(h, "dev_cpu_seconds", 0.0) for h in history))
+print("PHASES " + json.dumps(cpu), flush=True)
+"""
+
+PHASE_ROWS = (
+    ("interpreter start-up", lambda p: p["start"]),
+    ("imports (torch, spaCy, typer, the package)", lambda p: p["imports"]),
+    ("reading the vectors", lambda p: p["read"]),
+    ("rest of train_mimick (NFC words, targets, split, epoch loop)",
+     lambda p: p["train_mimick"] - p["vocab"] - p["encode"] - p["check"] - p["steps"] - p["dev"]),
+    ("check_trainable (row norms)", lambda p: p["check"]),
+    ("spelling vocabulary (MimickModel.create)", lambda p: p["vocab"]),
+    ("encoding every spelling (_Batcher)", lambda p: p["encode"]),
+    ("training steps (all epochs)", lambda p: p["steps"]),
+    ("dev loss + best-weights copy (all epochs)", lambda p: p["dev"]),
+    ("saving the model", lambda p: p["save"]),
+    ("CLI: options, messages, the rest", lambda p: p["main"] - p["read"] - p["train_mimick"] - p["save"]),
+    ("interpreter exit", lambda p: p["total"] - p["end"]),
+)
+
+
+def profile(vectors: str, epochs: int) -> None:
+    """The CPU seconds of one `train --paper` process, phase by phase, with the vectors cache
+    (filled first) and without it (--no-cache)."""
+    print(f"\nOne `train --paper --max-epochs {epochs}` process, CPU seconds by phase (OMP_NUM_THREADS=1):")
+    columns = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = Path(tmp) / "cache"
+        read_vectors(vectors, cache=cache)
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "SPACY_MIMICK_CACHE": str(cache)}
+        for label, extra in (("cached vectors", []), ("--no-cache (parsing the .gz)", ["--no-cache"])):
+            cmd = [sys.executable, "-c", PHASES, "train", vectors, str(Path(tmp) / "model"), "--paper",
+                   "--max-epochs", str(epochs), "--quiet", *extra]
+            total, log = run_cpu(cmd, env=env, cwd=tmp)
+            phases = json.loads(log.split("PHASES ", 1)[1])
+            phases["total"] = total
+            columns.append((label, phases))
+    print("| phase | " + " | ".join(label for label, _ in columns) + " |")
+    print("|---|" + "---:|" * len(columns))
+    for name, value in PHASE_ROWS:
+        print(f"| {name} | " + " | ".join(f"{value(p):.2f}" for _, p in columns) + " |")
+    print("| **whole process** | " + " | ".join(f"**{p['total']:.2f}**" for _, p in columns) + " |")
+    print("| outside the steps | " + " | ".join(f"{p['total'] - p['steps']:.2f} "
+                                                f"({(p['total'] - p['steps']) / p['total']:.0%})" for _, p in columns) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--vectors", default=str(GLOVE))
@@ -136,7 +376,22 @@ def main() -> None:
     parser.add_argument("--startup", action="store_true", help="also time train's start-up")
     parser.add_argument("--full", action="store_true", help="also time full trainings on all rows")
     parser.add_argument("--rounds", type=int, default=2, help="--full: rounds of the 15-epoch comparison")
+    parser.add_argument("--no-steps", action="store_true", help="skip the words-per-CPU-second table of the steps")
+    parser.add_argument("--whole", action="store_true",
+                        help="whole-process CPU seconds of `train --paper` beside the original's loop in DyNet")
+    parser.add_argument("--whole-epochs", type=int, nargs="+", default=[1, 5])
+    parser.add_argument("--whole-rounds", type=int, default=1)
+    parser.add_argument("--dynet-python", default=sys.executable,
+                        help="an interpreter with dynet (`pip install dynet38`) for the original's loop")
+    parser.add_argument("--profile", action="store_true", help="CPU seconds of one `train --paper` by phase")
+    parser.add_argument("--profile-epochs", type=int, default=5)
     args = parser.parse_args()
+    if args.profile:
+        profile(args.vectors, args.profile_epochs)
+    if args.whole:
+        whole(args.vectors, args.whole_epochs, args.whole_rounds, args.dynet_python)
+    if args.no_steps:
+        return
     torch.set_num_threads(args.threads)
     table = read_vectors(args.vectors)
     rng = numpy.random.default_rng(0)
@@ -168,7 +423,7 @@ def main() -> None:
 
 def full(table, rounds: int) -> None:
     """Complete trainings on all rows. The paper model for the same 15 epochs (no early stop):
-    batches of 64 at lr 0.003 (``--paper`` before issue 16) and ``PAPER_CONFIG`` (now),
+    batches of 64 at lr 0.003 (``--paper`` before the batch-size change) and ``PAPER_CONFIG`` (now),
     alternating, ``rounds`` times each (a shared machine's speed drifts by 10% and more within
     minutes), with the dev loss of every epoch (the same in every round: training is
     deterministic) and its ratio to before; then ``--paper`` and the default model as ``train``

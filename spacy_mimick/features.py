@@ -7,6 +7,7 @@ random rows, see NOTES.md).
 """
 import unicodedata
 from collections import Counter
+from itertools import chain
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -96,9 +97,8 @@ class CharVocab:
     @classmethod
     def build(cls, words: Iterable[str], min_count: int = 1) -> "CharVocab":
         """Characters occurring in at least ``min_count`` words; the rest train the UNK row."""
-        counts: Counter = Counter()
-        for word in words:
-            counts.update(set(normalize_word(word)))
+        # Each word's distinct characters, counted in one C-level pass.
+        counts = Counter(chain.from_iterable(map(set, map(normalize_word, words))))
         kept = sorted(c for c, n in counts.items() if n >= min_count)
         return cls(kept)
 
@@ -111,6 +111,13 @@ class CharVocab:
         if self.unseen:
             return [BOW] + [get(c) or self.similar_char(c) for c in word] + [EOW]
         return [BOW] + [get(c, UNK) for c in word] + [EOW]
+
+    def char_id(self, char: str) -> int:
+        """The id ``encode`` gives the character ``char``."""
+        found = self.index.get(char)
+        if found is not None:
+            return found
+        return self.similar_char(char) if self.unseen else UNK
 
     def to_json(self) -> Dict:
         data: Dict = {"chars": self.chars}
@@ -126,16 +133,37 @@ class CharVocab:
         return cls(data["chars"], normalize=data.get("normalize", "NFC"), unseen=data.get("unseen", ()))
 
 
+# From this many words on, ``encode_chars`` maps characters to ids with numpy (once per distinct
+# character) instead of one dict lookup per character; below it the per-word loop is faster.
+_ARRAY_ENCODE_MIN_WORDS = 32
+
+
 def encode_chars(
     vocab: CharVocab, words: Sequence[str], max_chars: int
 ) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """Padded char-id matrix (n_words, longest) and lengths, boundary symbols included."""
-    seqs = [vocab.encode(w, max_chars) for w in words]
-    lengths = numpy.fromiter((len(s) for s in seqs), dtype="int64", count=len(seqs))
-    ids = numpy.zeros((len(seqs), int(lengths.max()) if len(seqs) else 0), dtype="int64")
-    for i, seq in enumerate(seqs):
-        ids[i, : len(seq)] = seq
-    return ids, lengths
+    """Padded char-id matrix (n_words, longest) and lengths, boundary symbols included: row i is
+    ``vocab.encode(words[i], max_chars)`` followed by PAD."""
+    if len(words) < _ARRAY_ENCODE_MIN_WORDS:
+        seqs = [vocab.encode(w, max_chars) for w in words]
+        lengths = numpy.fromiter((len(s) for s in seqs), dtype="int64", count=len(seqs))
+        ids = numpy.zeros((len(seqs), int(lengths.max()) if len(seqs) else 0), dtype="int64")
+        for i, seq in enumerate(seqs):
+            ids[i, : len(seq)] = seq
+        return ids, lengths
+    form = vocab.normalize
+    clipped = [clip_word(normalize_word(w, form), max_chars) for w in words]
+    chars = numpy.fromiter(map(len, clipped), dtype="int64", count=len(clipped))
+    ids = numpy.zeros((len(clipped), int(chars.max()) + 2), dtype="int64")
+    # One code point per character (a str's characters are code points; lone surrogates too).
+    codes = numpy.frombuffer("".join(clipped).encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    present = numpy.flatnonzero(numpy.bincount(codes))
+    table = numpy.zeros(int(present[-1]) + 1, dtype="int64")
+    table[present] = [vocab.char_id(chr(c)) for c in present.tolist()]
+    # Row-major boolean indexing fills each row's first chars[i] cells in order.
+    ids[:, 1:-1][numpy.arange(ids.shape[1] - 2) < chars[:, None]] = table[codes]
+    ids[:, 0] = BOW
+    ids[numpy.arange(len(clipped)), chars + 1] = EOW
+    return ids, chars + 2
 
 
 def word_ngrams(word: str, n_min: int, n_max: int, max_chars: int) -> List[str]:
