@@ -13,8 +13,8 @@ from pathlib import Path
 import spacy
 from spacy.tokens import Doc
 
-from spacy_mimick.mimick_vectors import table_of
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.vectors.mimick_vectors import table_of
+from spacy_mimick.ud.corpus import read_conllu
 
 
 def scores(nlp, gold_docs):

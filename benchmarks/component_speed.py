@@ -14,7 +14,7 @@ import numpy
 import spacy
 from spacy.vectors import Vectors
 
-from spacy_mimick.vectors_io import read_vectors
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/data"
 GLOVE = SHARED / "embeddings/glove.6B.50d.top100k.txt.gz"

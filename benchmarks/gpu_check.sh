@@ -58,7 +58,7 @@ out, name, start, end, gpu = sys.argv[1], sys.argv[2], float(sys.argv[3]), float
 if gpu >= 0:
     spacy.require_gpu(gpu)  # predict on the GPU, as a user of a GPU pipeline would
 from spacy.training import Example
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.ud.corpus import read_conllu
 nlp = spacy.load(f"{out}/{name}/model-last")
 gold = list(read_conllu("assets/UD_English-EWT/en_ewt-ud-test.conllu", nlp.vocab))
 train_words = sum(len(d) for d in read_conllu("assets/UD_English-EWT/en_ewt-ud-train.conllu", nlp.vocab))

@@ -43,11 +43,11 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy
 import torch
 
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
-from spacy_mimick.similarity import (SimilarityPair, evaluate_similarity, read_similarity_pairs, row_cosines,
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_trainer import TrainConfig, train_mimick
+from spacy_mimick.vectors.similarity import (SimilarityPair, evaluate_similarity, read_similarity_pairs, row_cosines,
                                      typo_pairs, typo_scores)
-from spacy_mimick.vectors_io import WordVectors, read_vectors
+from spacy_mimick.vectors.vectors_io import WordVectors, read_vectors
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data"

@@ -20,7 +20,7 @@ import numpy
 import spacy
 from spacy.vectors import Vectors
 
-from spacy_mimick.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_model import MimickModel
 
 
 def rss_mb() -> float:

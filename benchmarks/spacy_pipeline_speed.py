@@ -30,9 +30,9 @@ from spacy.cli.init_config import init_config
 from spacy.training.initialize import init_nlp
 from spacy.vectors import Vectors
 
-from spacy_mimick.add_mimick import add_mimick
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.vectors_io import read_vectors
+from spacy_mimick.vectors.add_mimick import add_mimick
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/data"
 GLOVE = SHARED / "embeddings/glove.6B.50d.top100k.txt.gz"

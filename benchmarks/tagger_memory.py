@@ -45,7 +45,7 @@ def build_vectors(work_dir: Path) -> Path:
         print("building navec vectors (100,000 rows) ...", flush=True)
         subprocess.run(
             [sys.executable, "-c",
-             "import sys; from spacy_mimick.vectors_io import read_vectors, write_vectors_text; "
+             "import sys; from spacy_mimick.vectors.vectors_io import read_vectors, write_vectors_text; "
              "v = read_vectors(sys.argv[1], limit=100000); write_vectors_text(sys.argv[2], v.words, v.matrix)",
              str(NAVEC), str(text)], check=True)
         subprocess.run([sys.executable, "-m", "spacy", "init", "vectors", "ru", str(text), str(out)],

@@ -21,8 +21,8 @@ import torch
 from spacy.training import Example
 from spacy.vectors import Vectors
 
-from spacy_mimick.ud import read_conllu
-from spacy_mimick.vectors_io import read_vectors
+from spacy_mimick.ud.corpus import read_conllu
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 SHARED = Path(__file__).resolve().parents[2] / "shared/data"
 GLOVE = SHARED / "embeddings/glove.6B.50d.top100k.txt.gz"

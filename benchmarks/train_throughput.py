@@ -8,7 +8,7 @@ process, so that other jobs on a shared machine matter less):
 - "plain minibatches": length-bucketed batches through model.featurize + torch.optim (the
   trainer before the fast path);
 - "trainer": what ``train_mimick`` runs now: words encoded once, batches gathered from the
-  encoded arrays, foreach Adam/SparseAdam (``spacy_mimick.optimizers``).
+  encoded arrays, foreach Adam/SparseAdam (``spacy_mimick.vectors.optimizers``).
 
 ``--startup`` also times, in fresh processes, what ``train`` does before its first step
 (imports, reading the vectors with and without the cache, building the model). ``--full`` times
@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy
 import torch
 
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_trainer import (
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_trainer import (
     DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig, _Batcher, make_optimizer, train_mimick,
 )
-from spacy_mimick.vectors_io import read_vectors
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 GLOVE = Path(__file__).resolve().parents[2] / "shared/data/embeddings/glove.6B.50d.top100k.txt.gz"
 
@@ -93,8 +93,8 @@ STARTUP = r"""
 import sys, time
 c0 = time.process_time()
 import spacy_mimick.cli, torch
-from spacy_mimick.vectors_io import read_vectors
-from spacy_mimick import mimick_trainer as mt
+from spacy_mimick.vectors.vectors_io import read_vectors
+from spacy_mimick.vectors import mimick_trainer as mt
 torch.set_num_threads(1)
 c1 = time.process_time()
 v = read_vectors(sys.argv[1], cache=sys.argv[2] if sys.argv[2] != "-" else False)
@@ -291,7 +291,8 @@ T = time.process_time
 c0 = T()
 from spacy_mimick import cli
 c1 = T()
-from spacy_mimick import cli_mimick, mimick_model, mimick_trainer
+from spacy_mimick.cli import mimick as cli_mimick
+from spacy_mimick.vectors import mimick_model, mimick_trainer
 cpu = {}
 def timed(name, fn):
     def wrapper(*args, **kwargs):

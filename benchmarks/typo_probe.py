@@ -19,7 +19,7 @@ trained twice with the trainer of ``python -m spacy_mimick train``:
    should be among them) and ``flatfish``, as ``python -m spacy_mimick neighbors`` prints them.
 
 Each model is scored with each lookup of ``--lookups`` (a name of ``LOOKUPS``): ``plain`` is the
-lookup above; the ``spell*`` ones add the spelling backoff of ``spacy_mimick.spelling`` (what
+lookup above; the ``spell*`` ones add the spelling backoff of ``spacy_mimick.vectors.spelling`` (what
 ``MimickVectors(spelling_backoff=True)`` and ``neighbors --spelling-backoff`` do) between the table
 and the model: a word the table lacks that is one edit from table words gets the vector of the one
 nearest to Mimick's prediction, blended with the prediction. ``--ranks`` adds probes of rarer
@@ -50,13 +50,13 @@ from typing import Dict, List, Optional
 import numpy
 import torch
 
-from spacy_mimick.cli_mimick import neighbor_rows
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
-from spacy_mimick.similarity import (SimilarityPair, evaluate_similarity, read_similarity_pairs, typo_pairs,
+from spacy_mimick.cli.mimick import neighbor_rows
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
+from spacy_mimick.vectors.similarity import (SimilarityPair, evaluate_similarity, read_similarity_pairs, typo_pairs,
                                      typo_scores)
-from spacy_mimick.spelling import SpellingBackoff, for_word_vectors
-from spacy_mimick.vectors_io import WordVectors, read_vectors
+from spacy_mimick.vectors.spelling import SpellingBackoff, for_word_vectors
+from spacy_mimick.vectors.vectors_io import WordVectors, read_vectors
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT.parent / "shared" / "data"

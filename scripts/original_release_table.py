@@ -15,7 +15,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from spacy_mimick.original_release import load_original_release, max_reference_diff  # noqa: E402
+from spacy_mimick.vectors.original_release import load_original_release, max_reference_diff  # noqa: E402
 
 START, END = "<!-- exactness:start -->", "<!-- exactness:end -->"
 TOLERANCE = 1e-4

@@ -13,9 +13,10 @@ from typing import Dict, Iterator
 
 import torch
 from thinc.util import get_torch_default_device
+from .errors import UserError
 
 
-class DeviceError(ValueError):
+class DeviceError(UserError):
     """A ``--gpu-id`` that names no usable GPU."""
 
 

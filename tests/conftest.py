@@ -47,7 +47,7 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def glove_small():
     """The first 3,000 rows of the real GloVe 50d table."""
-    from spacy_mimick.vectors_io import read_vectors
+    from spacy_mimick.vectors.vectors_io import read_vectors
 
     return read_vectors(GLOVE, limit=3000)
 
@@ -55,7 +55,7 @@ def glove_small():
 @pytest.fixture(scope="session")
 def tiny_mimick(glove_small, tmp_path_factory):
     """A paper-architecture Mimick model trained briefly on 3,000 GloVe words, saved to disk."""
-    from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
+    from spacy_mimick.vectors.mimick_trainer import TrainConfig, train_mimick
 
     result = train_mimick(
         glove_small, {"@architectures": "spacy_mimick.Mimick.v1"},

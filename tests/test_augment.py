@@ -5,8 +5,8 @@ import random
 import pytest
 import spacy
 
-from spacy_mimick.augment import create_upper_casing_augmenter
-from spacy_mimick.ud import create_conllu_corpus_reader, create_conllu_corpus_reader_v2
+from spacy_mimick.tagger.augment import create_upper_casing_augmenter
+from spacy_mimick.ud.corpus import create_conllu_corpus_reader, create_conllu_corpus_reader_v2
 
 from conftest import REPO, UD
 

@@ -8,8 +8,8 @@ from typer.testing import CliRunner
 
 from conftest import EWT, GLOVE, RARE_WORD
 from spacy_mimick.cli import app
-from spacy_mimick.cli_mimick import read_words_file
-from spacy_mimick.vectors_io import read_vectors
+from spacy_mimick.cli.mimick import read_words_file
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 runner = CliRunner()
 
@@ -35,7 +35,7 @@ def test_train_predict_neighbors(tmp_path):
     assert (model / "model.pt").exists()
     paper = tmp_path / "paper"
     invoke("train", vectors, paper, "--paper", "--max-epochs", 1, "--quiet", "--model.hidden", 20)
-    from spacy_mimick.mimick_model import MimickModel
+    from spacy_mimick.vectors.mimick_model import MimickModel
 
     loaded = MimickModel.from_disk(paper)
     assert loaded.arch_config == {"@architectures": "spacy_mimick.Mimick.v1", "hidden": 20}
@@ -57,7 +57,7 @@ def test_extend_covers_conllu_vocabulary(tmp_path, tiny_mimick):
     extended = read_vectors(out)
     table = read_vectors(vectors)
     import spacy
-    from spacy_mimick.ud import read_conllu
+    from spacy_mimick.ud.corpus import read_conllu
 
     words = {t.text for d in read_conllu(conllu, spacy.blank("en").vocab) for t in d}
     assert set(extended.words) == words

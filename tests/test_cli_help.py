@@ -10,9 +10,9 @@ import typer.main
 from typer.testing import CliRunner
 
 from conftest import RARE_WORD
-from spacy_mimick._cli_options import THREADS_HELP
+from spacy_mimick.cli.options import THREADS_HELP
 from spacy_mimick.cli import app
-from spacy_mimick.mimick_trainer import PAPER_CONFIG, TrainConfig
+from spacy_mimick.vectors.mimick_trainer import PAPER_CONFIG, TrainConfig
 
 ROOT = typer.main.get_command(app)
 COMMANDS: Dict[str, click.Command] = dict(ROOT.commands)

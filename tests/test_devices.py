@@ -18,7 +18,7 @@ import spacy_mimick
 from spacy_mimick import devices
 from spacy_mimick.cli import app
 from spacy_mimick.devices import DeviceError, batch_to, torch_device
-from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
+from spacy_mimick.vectors.mimick_trainer import TrainConfig, train_mimick
 
 PACKAGE = Path(spacy_mimick.__file__).parent
 DEVICE_NAMES = {"cpu", "cuda", "mps"}
@@ -110,7 +110,7 @@ def test_training_runs_on_the_device_it_is_given(monkeypatch, glove_small):
         seen.append(device)
         return real_batch_to(batch, device)
 
-    import spacy_mimick.mimick_trainer as trainer
+    import spacy_mimick.vectors.mimick_trainer as trainer
 
     monkeypatch.setattr(trainer, "batch_to", spy)
     asked = torch_device(-1)
@@ -125,7 +125,7 @@ def test_training_runs_on_the_device_it_is_given(monkeypatch, glove_small):
 def test_mimick_vectors_follows_the_pipelines_device(monkeypatch, nlp_glove, tiny_mimick):
     """The vectors move their model to thinc's current device before predicting (the GPU after
     spacy.require_gpu()); the fake device here is torch's 'meta', which no real code would pick."""
-    import spacy_mimick.mimick_vectors as component
+    import spacy_mimick.vectors.mimick_vectors as component
 
     pipe = nlp_glove.add_pipe("mimick_vectors")
     pipe.initialize(model_path=tiny_mimick)

@@ -13,7 +13,7 @@ import spacy
 from spacy.cli.train import train
 from spacy.tokens import DocBin
 
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.ud.corpus import read_conllu
 
 from conftest import REPO, first_sentences
 

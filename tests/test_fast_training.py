@@ -6,9 +6,9 @@ import numpy
 import pytest
 import torch
 
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_trainer import _Batcher, make_optimizer, objective
-from spacy_mimick.optimizers import Adam, SparseAdam
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_trainer import _Batcher, make_optimizer, objective
+from spacy_mimick.vectors.optimizers import Adam, SparseAdam
 
 ARCHS = ("spacy_mimick.Mimick.v1", "spacy_mimick.MimickNgram.v1", "spacy_mimick.MimickHybrid.v1")
 
@@ -37,7 +37,7 @@ def test_batcher_gives_what_featurize_gives(glove_small, arch, typo_prob):
         for i in idx:
             word = words[i]
             if typo_prob and plain_rng.random() < typo_prob:
-                from spacy_mimick.mimick_trainer import make_typo
+                from spacy_mimick.vectors.mimick_trainer import make_typo
                 word = make_typo(word, plain_rng)
             plain_words.append(word)
         n_typo += sum(w != words[i] for w, i in zip(plain_words, idx))
@@ -164,7 +164,7 @@ def _write_glove(path, rows):
 
 
 def test_cached_read_returns_the_text_readers_arrays(glove_small, tmp_path):
-    from spacy_mimick.vectors_io import read_vectors
+    from spacy_mimick.vectors.vectors_io import read_vectors
 
     src = tmp_path / "small.txt"
     _write_glove(src, zip(glove_small.words[:500], glove_small.matrix[:500]))
@@ -184,7 +184,7 @@ def test_cached_read_returns_the_text_readers_arrays(glove_small, tmp_path):
 def test_cache_is_invalidated_when_the_source_changes(glove_small, tmp_path):
     import os
 
-    from spacy_mimick.vectors_io import read_vectors
+    from spacy_mimick.vectors.vectors_io import read_vectors
 
     src, cache = tmp_path / "v.txt", tmp_path / "cache"
     _write_glove(src, zip(glove_small.words[:50], glove_small.matrix[:50]))
@@ -203,7 +203,7 @@ def test_cache_is_invalidated_when_the_source_changes(glove_small, tmp_path):
 
 
 def test_cached_read_replays_warnings_and_keeps_unk(tmp_path):
-    from spacy_mimick.vectors_io import read_vectors
+    from spacy_mimick.vectors.vectors_io import read_vectors
 
     src = tmp_path / "dup.txt"
     src.write_text("<UNK> 1 1\ncat 1 2\ndog 3 4\ncat 5 6\n", encoding="utf8")

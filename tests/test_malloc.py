@@ -37,7 +37,7 @@ import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Adam
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.ud.corpus import read_conllu
 nlp = spacy.blank("en")
 nlp.add_pipe("mimick_tagger", config={"model": {"@architectures": "spacy_mimick.MimickTagger.v1"}})
 refs = list(read_conllu(%r, nlp.vocab, limit=20))

@@ -11,8 +11,8 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from spacy.vectors import Vectors
 
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_vectors import LOWERCASE, MIMICK, NONE, TABLE, MimickVectors, vectors_and_sources
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_vectors import LOWERCASE, MIMICK, NONE, TABLE, MimickVectors, vectors_and_sources
 
 TEXT = "The flatfish was hurtling past a lawnmower , said McNeally ."
 
@@ -218,8 +218,8 @@ def test_unique_oov_types_predicted_once_per_batch(nlp, monkeypatch):
 
 
 def test_refine_rare_blends_only_the_rarest_rows_once(nlp_glove, tiny_mimick, glove_small, tmp_path):
-    from spacy_mimick.mimick_component import blend_with_table
-    from spacy_mimick.mimick_model import MimickModel
+    from spacy_mimick.vectors.mimick_component import blend_with_table
+    from spacy_mimick.vectors.mimick_model import MimickModel
 
     for word in glove_small.words:  # as `spacy init vectors` does: keys have strings
         nlp_glove.vocab.strings.add(word)
@@ -267,7 +267,7 @@ def test_refine_rare_must_be_a_share(nlp_glove):
 
 
 def test_predict_all_warms_every_form_and_leaves_vectors_alone(nlp_glove, tiny_mimick):
-    from spacy_mimick.tagger_model import spelling_vectors
+    from spacy_mimick.tagger.tagger_model import spelling_vectors
 
     nlp_glove.add_pipe("mimick_vectors", config={"predict_all": True}).initialize(model_path=tiny_mimick)
     doc = nlp_glove(TEXT)

@@ -2,9 +2,9 @@
 import numpy
 import pytest
 
-from spacy_mimick.features import BOW, EOW, UNK, CharVocab, NgramVocab, clip_word, word_ngrams
-from spacy_mimick.mimick_model import MimickModel, MimickModelError, length_batches
-from spacy_mimick.mimick_trainer import TrainConfig, make_typo, split_dev, train_mimick
+from spacy_mimick.vectors.features import BOW, EOW, UNK, CharVocab, NgramVocab, clip_word, word_ngrams
+from spacy_mimick.vectors.mimick_model import MimickModel, MimickModelError, length_batches
+from spacy_mimick.vectors.mimick_trainer import TrainConfig, make_typo, split_dev, train_mimick
 
 PAPER = {"@architectures": "spacy_mimick.Mimick.v1"}
 
@@ -125,7 +125,7 @@ def test_other_architectures_and_losses_train(glove_small, arch, loss):
 def test_info_nce_prefers_own_target_and_masks_duplicate_negatives():
     import torch
 
-    from spacy_mimick.mimick_trainer import info_nce
+    from spacy_mimick.vectors.mimick_trainer import info_nce
 
     gold = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     good = info_nce(gold.clone(), gold, None, 0.07)

@@ -1,4 +1,4 @@
-"""The spelling backoff: table words one edit from a word the table lacks (spacy_mimick.spelling),
+"""The spelling backoff: table words one edit from a word the table lacks (spacy_mimick.vectors.spelling),
 in MimickVectors, the mimick_vectors component and the neighbors / predict commands."""
 import pickle
 
@@ -9,10 +9,10 @@ from typer.testing import CliRunner
 
 from conftest import GLOVE
 from spacy_mimick.cli import app
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_vectors import MIMICK, MimickVectors
-from spacy_mimick.similarity import typo_pairs
-from spacy_mimick.spelling import SpellingIndex, blend, for_word_vectors, one_edit
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_vectors import MIMICK, MimickVectors
+from spacy_mimick.vectors.similarity import typo_pairs
+from spacy_mimick.vectors.spelling import SpellingIndex, blend, for_word_vectors, one_edit
 
 
 @pytest.mark.parametrize("a,b,expected", [

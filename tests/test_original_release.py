@@ -1,4 +1,4 @@
-"""The original MIMICK release's 23 models, converted (spacy_mimick/original_release.py)."""
+"""The original MIMICK release's 23 models, converted (spacy_mimick/vectors/original_release.py)."""
 import functools
 import os
 import pickle
@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from conftest import SHARED_DATA
 from spacy_mimick.cli import app
-from spacy_mimick.features import BOW, EOW, PAD, UNK
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.original_release import (
+from spacy_mimick.vectors.features import BOW, EOW, PAD, UNK
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.original_release import (
     OriginalReleaseError, load_original_release, max_reference_diff, parse_c2i,
     parse_dynet_text, read_reference,
 )
@@ -319,7 +319,7 @@ def test_import_original_check_reference_failure_and_broken_input(tmp_path):
 
 def test_trained_models_char_vocab_is_unchanged():
     """The new CharVocab options default to what trained models always did (NFC, UNK)."""
-    from spacy_mimick.features import CharVocab
+    from spacy_mimick.vectors.features import CharVocab
 
     vocab = CharVocab.from_json({"chars": ["e", "é"]})
     assert vocab.to_json() == {"chars": ["e", "é"]}
@@ -350,7 +350,7 @@ TR_TEXT = "Kitaplarımızdan birini  okudum ."  # the double space makes a white
 
 
 def test_mimick_only_in_a_blank_pipeline_without_vectors(tr_model_dir):
-    from spacy_mimick.mimick_vectors import MIMICK, NONE, vectors_and_sources
+    from spacy_mimick.vectors.mimick_vectors import MIMICK, NONE, vectors_and_sources
 
     nlp = _mimick_only_nlp(tr_model_dir)
     assert nlp.vocab.vectors.table.shape[0] == 0
@@ -380,7 +380,7 @@ def test_mimick_only_in_a_blank_pipeline_without_vectors(tr_model_dir):
 def test_mimick_only_ignores_a_table_of_another_width(tr_model_dir, nlp_glove):
     """GloVe 50d in the vocab, the Polyglot-64d release model: the default mode refuses the
     pair, Mimick-only gives every token (in-vocabulary ones too) Mimick's 64-d vector."""
-    from spacy_mimick.mimick_vectors import vectors_and_sources
+    from spacy_mimick.vectors.mimick_vectors import vectors_and_sources
 
     with pytest.raises(ValueError, match="64-dimensional vectors but the pipeline's vectors are 50-dimensional"):
         nlp_glove.add_pipe("mimick_vectors", name="default_mode").initialize(model_path=tr_model_dir)
@@ -487,7 +487,7 @@ def test_tagger_variants_train_without_a_vectors_table(tr_model_dir, empty_vecto
 def test_tagger_uses_mimick_only_vectors_beside_a_table_of_another_width(tr_model_dir, nlp_glove):
     from spacy.tokens import Doc
     from spacy.training import Example
-    from spacy_mimick.ud import read_conllu
+    from spacy_mimick.ud.corpus import read_conllu
 
     nlp = _mimick_only_nlp(tr_model_dir, nlp_glove)
     nlp.add_pipe("mimick_tagger", config={"model": {"@architectures": "spacy_mimick.MimickTagger.v1"}})

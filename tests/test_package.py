@@ -67,7 +67,7 @@ def stage_tiny_project(tmp_path: Path) -> Path:
                       "--vectors-limit", "3000"])
     truncate_conllu(corpus / "raw" / "dev.conllu", 60)
     truncate_conllu(corpus / "raw" / "test.conllu", 80)
-    from spacy_mimick.ud import conllu_to_docbin
+    from spacy_mimick.ud.corpus import conllu_to_docbin
 
     conllu_to_docbin(corpus / "raw" / "test.conllu", "en").to_disk(corpus / "test.spacy")
     stem = corpus / f"train.n{N_TOKENS}.s0"
@@ -76,8 +76,8 @@ def stage_tiny_project(tmp_path: Path) -> Path:
     nlp = spacy.blank("en")  # what `spacy init vectors` does
     convert_vectors(nlp, corpus / "vectors.vec.gz", truncate=0, prune=-1, mode="default", name="en_glove_test")
     nlp.to_disk(corpus / "vectors")
-    from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
-    from spacy_mimick.vectors_io import read_vectors
+    from spacy_mimick.vectors.mimick_trainer import TrainConfig, train_mimick
+    from spacy_mimick.vectors.vectors_io import read_vectors
 
     result = train_mimick(read_vectors(corpus / "vectors.vec.gz"), {"@architectures": "spacy_mimick.Mimick.v1"},
                           TrainConfig(max_epochs=1, batch_size=64), progress=False)

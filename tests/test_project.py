@@ -222,7 +222,7 @@ def test_project_run_first_commands_and_rerun_skips(tmp_path):
     train = list(spacy.tokens.DocBin().from_disk(corpus / "train.n1000.s0.spacy").get_docs(nlp.vocab))
     assert 1000 <= sum(len(d) for d in train) < 1000 + max(len(d) for d in train)
     # The CoNLL-U sample holds the same sentences, in the same order, as the DocBin.
-    from spacy_mimick.ud import read_conllu
+    from spacy_mimick.ud.corpus import read_conllu
 
     assert [d.text for d in read_conllu(corpus / "train.n1000.s0.conllu", nlp.vocab)] == [d.text for d in train]
     # Rerunning skips every finished command ...
@@ -400,7 +400,7 @@ def test_package_card_licenses_baseline_and_release_model(tmp_path):
         pytest.skip("needs ../shared/data (UD_Basque-BDT, original_mimick/eu-lstm-est.tar.gz)")
     license_name = data_script.detect_license((basque / "LICENSE.txt").read_text(encoding="utf8"))
     assert package_meta.is_non_commercial(license_name) and not package_meta.is_non_commercial("CC BY-SA 4.0")
-    from spacy_mimick.original_release import load_original_release
+    from spacy_mimick.vectors.original_release import load_original_release
 
     model_dir = tmp_path / "model-best"
     load_original_release(release, lang="eu").to_disk(model_dir / "mimick_vectors" / "model")
@@ -1194,7 +1194,7 @@ def test_evaluate_spacy_tagger_morphologizer(tmp_path, capsys):
     from spacy.cli.train import train
     from spacy.tokens import DocBin
 
-    from spacy_mimick.ud import read_conllu
+    from spacy_mimick.ud.corpus import read_conllu
 
     ewt = REPO / "assets" / TREEBANK
     for split, n in (("train", 40), ("dev", 10), ("test", 15)):

@@ -24,11 +24,11 @@ from spacy.vectors import Vectors
 from typer.testing import CliRunner
 
 import spacy_mimick
-from spacy_mimick import mimick_trainer
+from spacy_mimick.vectors import mimick_trainer
 from spacy_mimick.cli import app
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_trainer import TrainConfig, train_mimick
-from spacy_mimick.vectors_io import WordVectors, read_vectors, write_vectors_text
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_trainer import TrainConfig, train_mimick
+from spacy_mimick.vectors.vectors_io import WordVectors, read_vectors, write_vectors_text
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE_ROOT = Path(spacy_mimick.__file__).resolve().parents[1]  # the code under test
@@ -249,7 +249,7 @@ def _(tmp):
     code = textwrap.dedent(f"""
         import resource, sys
         sys.path.insert(0, {str(PACKAGE_ROOT)!r})
-        from spacy_mimick.mimick_model import MimickModel
+        from spacy_mimick.vectors.mimick_model import MimickModel
         m = MimickModel.from_disk({str(path)!r})
         resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
         try:
@@ -434,7 +434,7 @@ def _(tmp):
           "train v.txt OUT", "the vectors cache CACHE is damaged (its arrays do not match the checksum they were "
           "written with): ignoring it, reading v.txt again and replacing it", exit="0")
 def _(tmp):
-    from spacy_mimick import vectors_cache
+    from spacy_mimick.vectors import vectors_cache
 
     source = vectors_file(tmp)
     previous = os.environ.get(vectors_cache.ENV_VAR)
@@ -628,7 +628,7 @@ EWT_TRAIN = REPO.parent / "shared" / "data" / "ud" / "UD_English-EWT" / "en_ewt-
 def tagger_pipeline(tmp: Path) -> Path:
     """A small saved mimick_tagger pipeline (no vectors), initialized on 20 EWT sentences."""
     from spacy.training import Example
-    from spacy_mimick.ud import read_conllu
+    from spacy_mimick.ud.corpus import read_conllu
 
     nlp = spacy.blank("en")
     nlp.add_pipe("mimick_tagger", config={"model": {"@architectures": "spacy_mimick.MimickTagger.v1",
@@ -815,7 +815,7 @@ def _(tmp):
     code = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(PACKAGE_ROOT)!r})
-        from spacy_mimick.mimick_model import MimickModel
+        from spacy_mimick.vectors.mimick_model import MimickModel
         m = MimickModel.from_disk({str(path)!r})
         for _ in range(30):
             m.to_disk({str(path)!r})
@@ -988,7 +988,7 @@ RELEASE = REPO.parent / "shared" / "data" / "original_mimick"
 SLOW_WEIGHTS = textwrap.dedent("""
     import sys, time
     from spacy_mimick.cli import app
-    from spacy_mimick.mimick_model import MimickModel
+    from spacy_mimick.vectors.mimick_model import MimickModel
 
     weights = MimickModel._weights_bytes
 
@@ -1222,7 +1222,7 @@ def render() -> str:
         "API) and check the message and exit code below against the real behaviour;",
         "`python tests/test_reliability.py` rewrites this file and a test checks it is up to date.",
         "CLI errors are one line, `error: ...`, naming the file, line or word and what was expected,",
-        "with exit code 1 and no traceback (`spacy_mimick/user_errors.py`). \"-\": Python API.",
+        "with exit code 1 and no traceback (`spacy_mimick/cli/user_errors.py`). \"-\": Python API.",
         "",
         "Policies: files are never written in place: every output goes through",
         "`spacy_mimick/atomic.py` (a temporary file or folder beside the target, renamed at the",

@@ -8,9 +8,9 @@ import spacy
 from spacy.util import registry
 from thinc.api import warmup_linear
 
-from spacy_mimick.schedules import warmup_linear_epochs
-from spacy_mimick.ud import create_conllu_corpus_reader
-from spacy_mimick.user_errors import UserError
+from spacy_mimick.tagger.schedules import warmup_linear_epochs
+from spacy_mimick.ud.corpus import create_conllu_corpus_reader
+from spacy_mimick.cli.user_errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
 EWT_SLICE = REPO / "assets" / "UD_English-EWT" / "en_ewt-ud-train.conllu"
@@ -79,13 +79,13 @@ def test_lowres_config_decays_over_its_own_training_file():
 
 
 def test_registered_by_its_entry_point_without_an_import(tmp_path):
-    """`spacy train` resolves [training] before anything imports spacy_mimick.schedules when a
+    """`spacy train` resolves [training] before anything imports spacy_mimick.tagger.schedules when a
     config has no mimick_tagger: the thinc_schedules entry point registers it."""
     import subprocess
     import sys
 
     code = ("import sys; from spacy.util import registry; "
             "f = registry.schedules.get('spacy_mimick.warmup_linear_epochs.v1'); "
-            "assert f.__module__ == 'spacy_mimick.schedules', f.__module__")
+            "assert f.__module__ == 'spacy_mimick.tagger.schedules', f.__module__")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

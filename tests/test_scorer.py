@@ -1,4 +1,4 @@
-"""spacy_mimick.scorer: the paper's metrics, checked against hand counts and spaCy's scorer."""
+"""spacy_mimick.ud.scorer: the paper's metrics, checked against hand counts and spaCy's scorer."""
 from typing import List, Optional
 
 import numpy
@@ -8,8 +8,8 @@ from spacy.scorer import Scorer
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_mimick.scorer import make_attribute_scorer, score_attributes, token_level_results
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.ud.scorer import make_attribute_scorer, score_attributes, token_level_results
+from spacy_mimick.ud.corpus import read_conllu
 
 from conftest import UD
 

@@ -1,4 +1,4 @@
-"""spacy_mimick.significance: McNemar's test and the bootstrapped Z-test for micro-F1."""
+"""spacy_mimick.ud.significance: McNemar's test and the bootstrapped Z-test for micro-F1."""
 import math
 
 import numpy
@@ -8,8 +8,8 @@ from scipy import stats
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from spacy_mimick.significance import bootstrap_f1, compare_systems, mcnemar
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.ud.significance import bootstrap_f1, compare_systems, mcnemar
+from spacy_mimick.ud.corpus import read_conllu
 
 from conftest import UD
 

@@ -4,13 +4,13 @@ import numpy
 import pytest
 from scipy.stats import spearmanr
 
-from spacy_mimick.similarity import (
+from spacy_mimick.vectors.similarity import (
     SimilarityPair,
     cosine_similarity,
     evaluate_similarity,
     read_similarity_pairs,
 )
-from spacy_mimick.vectors_io import read_vectors
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 from conftest import GLOVE, RARE_WORD, SHARED_DATA
 

@@ -14,10 +14,10 @@ from spacy.training.initialize import init_nlp
 from spacy.training.loop import train
 from spacy.util import load_config
 
-from spacy_mimick.scorer import score_dependencies, token_outcomes
-from spacy_mimick.significance import compare_outcomes
-from spacy_mimick.mimick_vectors import MimickVectors
-from spacy_mimick.ud import conllu_to_docbin, read_conllu
+from spacy_mimick.ud.scorer import score_dependencies, token_outcomes
+from spacy_mimick.ud.significance import compare_outcomes
+from spacy_mimick.vectors.mimick_vectors import MimickVectors
+from spacy_mimick.ud.corpus import conllu_to_docbin, read_conllu
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "project"))
 
@@ -203,7 +203,7 @@ def test_paired_outcomes_on_a_subset_of_tokens():
 def test_report_pools_the_discordant_tokens_of_the_seeds():
     import spacy_models_report
 
-    from spacy_mimick.significance import mcnemar_counts
+    from spacy_mimick.ud.significance import mcnemar_counts
 
     seeds = [{"las_acc_delta": 0.02, "las_only_a": 10, "las_only_b": 20},
              {"las_acc_delta": 0.04, "las_only_a": 5, "las_only_b": 25}]

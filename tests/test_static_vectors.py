@@ -12,8 +12,8 @@ from spacy.training.initialize import init_nlp
 from spacy.training.loop import train
 from spacy.util import load_config, registry
 
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.mimick_vectors import MimickVectors
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.mimick_vectors import MimickVectors
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG = REPO / "configs" / "spacy_tagger_morphologizer_parser_mimick.cfg"
@@ -133,7 +133,7 @@ def test_config_example_differs_from_the_original_only_by_the_component(mimick_c
 
 
 def test_names_of_older_saved_configs_build_spacys_layers_and_say_so():
-    import spacy_mimick.legacy_layers as legacy
+    import spacy_mimick.tagger.legacy_layers as legacy
 
     legacy._warned = False
     build = registry.architectures.get("spacy_mimick.MultiHashEmbed.v1")

@@ -8,7 +8,7 @@ import numpy
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts" / "project"))
 import table_size  # noqa: E402
 
-from spacy_mimick.mimick_vectors import MIMICK, TABLE, MimickVectors, table_of  # noqa: E402
+from spacy_mimick.vectors.mimick_vectors import MIMICK, TABLE, MimickVectors, table_of  # noqa: E402
 
 
 def test_cut_keeps_the_first_rows_and_mimick_serves_the_rest(nlp_glove, tiny_mimick, glove_small):

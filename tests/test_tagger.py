@@ -14,10 +14,10 @@ from spacy.training import Example
 from spacy.training.initialize import convert_vectors
 from thinc.api import Adam, fix_random_seed
 
-from spacy_mimick.tagger_component import MimickTagger
-from spacy_mimick.tagger_model import get_train_words
-from spacy_mimick.mimick_vectors import MIMICK, MimickVectors
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.tagger.tagger_component import MimickTagger
+from spacy_mimick.tagger.tagger_model import get_train_words
+from spacy_mimick.vectors.mimick_vectors import MIMICK, MimickVectors
+from spacy_mimick.ud.corpus import read_conllu
 
 from conftest import EWT, GLOVE, REPO
 
@@ -175,7 +175,7 @@ def test_variants_build_and_run(vectors_dir, use_vectors, char_embed, fine_tune)
 def test_mimick_vectors_feed_the_tagger(trained, tiny_mimick):
     """An OOV token gets UNK input, unless the vocab's vectors are MimickVectors: then the
     tagger reads Mimick's prediction, the same vector as token.vector."""
-    from spacy_mimick.mimick_model import MimickModel
+    from spacy_mimick.vectors.mimick_model import MimickModel
 
     nlp, _, _ = trained
     featurizer = nlp.get_pipe("mimick_tagger").model.get_ref("featurizer")
@@ -278,7 +278,7 @@ def test_bad_label_smoothing_is_refused(value):
 def test_adversarial_perturbation_moves_each_token_by_epsilon_of_its_norm():
     import torch
 
-    from spacy_mimick.pytorch_tagger_model import adversarial_perturbation
+    from spacy_mimick.tagger.pytorch_tagger_model import adversarial_perturbation
 
     torch.manual_seed(0)
     tokens = torch.randn(5, 7) * torch.tensor([[1.0], [10.0], [0.5], [3.0], [2.0]])
@@ -454,7 +454,7 @@ def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
 
 
 def test_ud_feats_sorts_case_insensitively():
-    from spacy_mimick.ud import ud_feats
+    from spacy_mimick.ud.corpus import ud_feats
 
     nlp = spacy.blank("en")
     doc = Doc(nlp.vocab, words=["two", "x"], morphs=["NumType=Card|Number=Plur", ""])
@@ -466,7 +466,7 @@ def test_ud_feats_sorts_case_insensitively():
 def test_tag_conllu_keeps_the_file_and_replaces_upos_feats(trained, tmp_path):
     import conllu
 
-    from spacy_mimick.ud import tag_conllu
+    from spacy_mimick.ud.corpus import tag_conllu
 
     nlp, _, _ = trained
     source = tmp_path / "in.conllu"
@@ -508,7 +508,7 @@ V2 = {"@architectures": "spacy_mimick.MimickTagger.v2", "hidden_width": 32, "wor
 
 
 def test_word_shape_classes():
-    from spacy_mimick.tagger_model import WORD_SHAPES, word_shape
+    from spacy_mimick.tagger.tagger_model import WORD_SHAPES, word_shape
 
     shapes = {w: WORD_SHAPES[word_shape(w)] for w in
               ["apple", "Apple", "A", "US", "U.S.", "iPhone", "McDonald", "1990", "3rd", ".", "Ёлка", "ЁЛКА"]}
@@ -603,7 +603,7 @@ def _v3_pipeline(vectors_dir, tiny_mimick, **model_cfg):
 
 
 def test_v3_feeds_mimick_predictions_of_every_token(vectors_dir, tiny_mimick, tmp_path):
-    from spacy_mimick.mimick_model import MimickModel
+    from spacy_mimick.vectors.mimick_model import MimickModel
 
     fix_random_seed(0)
     nlp = _v3_pipeline(vectors_dir, tiny_mimick)
@@ -762,7 +762,7 @@ def test_optimizer_averages_reach_the_torch_module(vectors_dir):
 def test_to_numpy_takes_gpu_arrays_explicitly():
     """Under ``spacy train --gpu-id N`` spaCy keeps the vectors table in cupy arrays, which
     refuse implicit conversion; the featurizer and the component convert with ``.get()``."""
-    from spacy_mimick.mimick_vectors import to_numpy
+    from spacy_mimick.vectors.mimick_vectors import to_numpy
 
     class FakeCupy:
         def __init__(self, data):
@@ -895,7 +895,7 @@ def test_v5_shows_table_words_as_mimicks_oov_words_in_training(vectors_dir, tiny
     """mimick_dropout: in training, a share of the tokens with a table row get Mimick's
     prediction for their form and no delta, as a word the table lacks has at test time; tokens
     without a row, and every token outside training, keep their vectors."""
-    from spacy_mimick.mimick_model import MimickModel
+    from spacy_mimick.vectors.mimick_model import MimickModel
 
     fix_random_seed(0)
     nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, mimick_features=False, mimick_dropout=0.5)
@@ -969,7 +969,7 @@ def test_v5_tells_the_tagger_where_each_vector_came_from(vectors_dir, tiny_mimic
     capitalised form whose lowercase has a row counts as the table's, through either lowercase
     backoff (the tagger's or mimick_vectors'); a token dropped to Mimick in training counts as
     Mimick's."""
-    from spacy_mimick.tagger_model import VECTOR_SOURCES
+    from spacy_mimick.tagger.tagger_model import VECTOR_SOURCES
 
     fix_random_seed(0)
     nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, mimick_dropout=0.5, vector_sources=True)

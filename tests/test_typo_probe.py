@@ -51,7 +51,7 @@ def test_oov_eval_shares_the_probe(glove_small):
 
 
 def test_spelling_lookup_recovers_the_probe(glove_small):
-    from spacy_mimick.spelling import for_word_vectors
+    from spacy_mimick.vectors.spelling import for_word_vectors
 
     pairs = typo_probe.make_probe(glove_small, 50, seed=45)
 

@@ -1,4 +1,4 @@
-"""spacy_mimick.ud on real UD treebanks and on hand-written malformed CoNLL-U."""
+"""spacy_mimick.ud.corpus on real UD treebanks and on hand-written malformed CoNLL-U."""
 import re
 from pathlib import Path
 from typing import List
@@ -8,7 +8,7 @@ import spacy
 from spacy.tokens import Doc, DocBin
 from typer.testing import CliRunner
 
-from spacy_mimick.ud import (
+from spacy_mimick.ud.corpus import (
     MULTIWORD_KEY,
     SENT_ID_KEY,
     ConlluFormatError,
@@ -255,8 +255,8 @@ def test_corpus_reader_from_a_config(nlp):
 
 
 def test_convert_cli(tmp_path):
-    import spacy_mimick.cli_ud  # noqa: F401  (registers the command)
-    from spacy_mimick._cli_app import app
+    import spacy_mimick.cli.ud  # noqa: F401  (registers the command)
+    from spacy_mimick.cli.app import app
 
     args = [str(KAZAKH_TRAIN), "-o", str(tmp_path), "--lang", "xx", "--n-tokens", "1000", "--seed", "3"]
     if len(app.registered_commands) > 1:  # a lone command is run without its name

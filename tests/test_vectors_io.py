@@ -11,8 +11,8 @@ import pytest
 import spacy
 from spacy.cli.init_pipeline import init_vectors_cli
 
-from spacy_mimick import vectors_io
-from spacy_mimick.vectors_io import (
+from spacy_mimick.vectors import vectors_io
+from spacy_mimick.vectors.vectors_io import (
     VectorsFormatError,
     WordVectors,
     read_vectors,

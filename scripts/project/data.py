@@ -151,7 +151,7 @@ def vectors_info(source: str) -> Dict[str, Optional[str]]:
 
 def write_vectors(source: Optional[str], fmt: str, limit: int, output: Path) -> Dict:
     """Write the vectors as word2vec text; return their shape and UNK presence."""
-    from spacy_mimick.vectors_io import read_vectors, write_vectors_text
+    from spacy_mimick.vectors.vectors_io import read_vectors, write_vectors_text
 
     if source is None:
         with gzip.open(output, "wt", encoding="utf8") as out:

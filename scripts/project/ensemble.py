@@ -28,8 +28,8 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
-from spacy_mimick.pytorch_tagger_model import head_offsets
-from spacy_mimick.tagger_component import heads_log_softmax
+from spacy_mimick.tagger.pytorch_tagger_model import head_offsets
+from spacy_mimick.tagger.tagger_component import heads_log_softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)

@@ -9,27 +9,27 @@ words) and write ``OUTPUT_DIR/<variant>.json`` (the scores below plus run facts)
 JSON is newer than its model and the test file is skipped (``--force`` re-evaluates), so the
 command can run on every ``spacy project run`` without redoing finished work.
 
-Scores (fractions; see ``spacy_mimick.scorer``): ``pos_acc``, ``attr_micro_p/r/f``,
+Scores (fractions; see ``spacy_mimick.ud.scorer``): ``pos_acc``, ``attr_micro_p/r/f``,
 ``attr_macro_f``, ``attr_per_type``, ``morph_acc``, and the same on the tokens outside the
 tagger's training vocabulary (``oov_train_*``, the paper's OOV) and on those without a
 pretrained vector (``oov_vec_*``), from the tagger component's own ``score``.
 
 Variant ``spacy`` is spaCy's own tagger + morphologizer (configs/spacy_tagger_morphologizer.cfg),
 the baseline beside the paper's four. A pipeline without a ``mimick_tagger`` is scored by
-:func:`spacy_mimick.scorer.score_attributes` on the same metrics: POS and attributes from
+:func:`spacy_mimick.ud.scorer.score_attributes` on the same metrics: POS and attributes from
 ``token.pos`` and ``token.morph`` (set by spaCy's morphologizer; its tagger sets only
 ``token.tag_``, scored as the extra ``tag_acc``), OOV(train) against the forms of ``--train``
 (the same file the run trained on), OOV(vec) against the pipeline's static vectors (exact or
 lowercase form, as the Mimick taggers' lowercase backoff).
 
 ``--tagger-decode bundles`` scores a Mimick tagger with ``decode = "bundles"`` (only POS + features
-combinations seen in training; see ``spacy_mimick.tagger_component``), the JSON's ``decode`` says
+combinations seen in training; see ``spacy_mimick.tagger.tagger_component``), the JSON's ``decode`` says
 which decoding made the scores. A pipeline saved before the tagger stored its combinations learns
 them from ``--train``.
 
 A pipeline with a parser (the ``spacy-models`` workflow) also gets ``dep_uas`` / ``dep_las``
 (every word, punctuation included) overall, ``oov_train_*`` and ``oov_vec_*``
-(:func:`spacy_mimick.scorer.score_dependencies`), spaCy's own parser scores (punctuation left
+(:func:`spacy_mimick.ud.scorer.score_dependencies`), spaCy's own parser scores (punctuation left
 out) as ``spacy_dep_uas`` / ``spacy_dep_las``, and its predictions keep HEAD and DEP.
 """
 import argparse
@@ -45,9 +45,9 @@ from spacy.scorer import Scorer
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
-from spacy_mimick.mimick_vectors import table_of
-from spacy_mimick.scorer import score_attributes, score_dependencies
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.vectors.mimick_vectors import table_of
+from spacy_mimick.ud.scorer import score_attributes, score_dependencies
+from spacy_mimick.ud.corpus import read_conllu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)

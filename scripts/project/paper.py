@@ -180,8 +180,8 @@ def batches_per_epoch(config, train: Path, n_tokens: int, batch_tokens: int) -> 
         return max(1, -(-int(1.2 * n_tokens) // batch_tokens))
     from spacy.util import registry
 
-    from spacy_mimick.schedules import batches_per_epoch as count_batches
-    from spacy_mimick.ud import create_conllu_corpus_reader
+    from spacy_mimick.tagger.schedules import batches_per_epoch as count_batches
+    from spacy_mimick.ud.corpus import create_conllu_corpus_reader
 
     batcher = registry.resolve({"b": config["training"]["batcher"]})["b"]
     return count_batches(create_conllu_corpus_reader(str(train)), batcher)

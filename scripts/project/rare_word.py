@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from spacy_mimick.cli_mimick import similarity_lookups
-from spacy_mimick.mimick_model import MimickModel
-from spacy_mimick.similarity import evaluate_similarity, read_similarity_pairs
-from spacy_mimick.vectors_io import read_vectors
+from spacy_mimick.cli.mimick import similarity_lookups
+from spacy_mimick.vectors.mimick_model import MimickModel
+from spacy_mimick.vectors.similarity import evaluate_similarity, read_similarity_pairs
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)

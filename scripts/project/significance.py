@@ -3,7 +3,7 @@
     python scripts/project/significance.py GOLD.spacy A.spacy B.spacy --output OUT.json [--train TRAIN.spacy] \
         [--vectors VECTORS]
 
-Runs :func:`spacy_mimick.significance.compare_systems` (POS accuracy: McNemar's test;
+Runs :func:`spacy_mimick.ud.significance.compare_systems` (POS accuracy: McNemar's test;
 attribute micro-F1: the paper's bootstrapped Z-test over sentences) on system A (the baseline,
 e.g. No-Char) against system B (e.g. Mimick); differences are B - A. With ``--train``, also
 McNemar's test on the test tokens outside the training vocabulary (the paper's "OOV (UD)"
@@ -14,7 +14,7 @@ spaCy's StaticVectors, the lowercase row for mimick_vectors). A.spacy / B.spacy 
 When both systems' predictions carry dependencies (pipelines with a parser), ``outcomes`` holds,
 for all tokens, ``oov_train`` and ``oov_vec``, McNemar's test per token for POS, whole-FEATS
 morph, UAS and LAS and the sentence bootstrap Z-test for LAS
-(:func:`spacy_mimick.significance.compare_outcomes`).
+(:func:`spacy_mimick.ud.significance.compare_outcomes`).
 """
 import argparse
 import json
@@ -27,8 +27,8 @@ import spacy
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from spacy_mimick.scorer import token_level_results, token_outcomes
-from spacy_mimick.significance import compare_outcomes, compare_systems, mcnemar
+from spacy_mimick.ud.scorer import token_level_results, token_outcomes
+from spacy_mimick.ud.significance import compare_outcomes, compare_systems, mcnemar
 
 
 def load_examples(gold_path: Path, pred_path: Path, vocab) -> List[Example]:

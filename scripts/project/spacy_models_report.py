@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from spacy_mimick.significance import mcnemar_counts
+from spacy_mimick.ud.significance import mcnemar_counts
 
 RUN_DIR = re.compile(r"^n(\d+)\.s(\d+)$")
 VARIANTS = ("spacy", "mimick")

@@ -2,7 +2,7 @@
 
     python scripts/project/subsample.py TRAIN.conllu OUT.conllu --docbin OUT.spacy --n-tokens 5000 --seed 0
 
-Sentences are drawn with :func:`spacy_mimick.ud.subsample_by_tokens` (the same draw as
+Sentences are drawn with :func:`spacy_mimick.ud.corpus.subsample_by_tokens` (the same draw as
 ``python -m spacy_mimick convert --n-tokens N --seed S`` and as the ``spacy_mimick.ConllCorpus.v1``
 reader's ``n_tokens``/``seed``) until at least N tokens; ``--n-tokens 0`` keeps every sentence.
 The selected sentence blocks are written unchanged as CoNLL-U (what the tagger configs read),
@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 import spacy
 from spacy.tokens import DocBin
 
-from spacy_mimick.ud import read_conllu, subsample_by_tokens
+from spacy_mimick.ud.corpus import read_conllu, subsample_by_tokens
 
 
 def sentence_blocks(path: Path) -> Tuple[List[str], List[int]]:

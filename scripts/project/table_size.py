@@ -28,7 +28,7 @@ from tqdm import tqdm
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate import evaluate_pipeline, read_docs  # noqa: E402
 
-from spacy_mimick.mimick_vectors import MimickVectors, install, table_of  # noqa: E402
+from spacy_mimick.vectors.mimick_vectors import MimickVectors, install, table_of  # noqa: E402
 
 
 def folder_mb(path: Path) -> float:

@@ -19,7 +19,7 @@ from typing import List, Optional
 
 import spacy
 
-from spacy_mimick.ud import read_conllu
+from spacy_mimick.ud.corpus import read_conllu
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -23,8 +23,9 @@ import srsly
 import torch
 from spacy.util import registry
 
-from .atomic import atomic_directory
-from .devices import batch_to, module_device
+from ..atomic import atomic_directory
+from ..devices import batch_to, module_device
+from ..errors import UserError
 from .features import (
     CharVocab, NgramVocab, encode_chars, encode_ngrams, normalize_word,
 )
@@ -39,7 +40,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=lambda: torch.set_num_threads(1))
 
 
-class MimickModelError(ValueError):
+class MimickModelError(UserError):
     """A Mimick model directory or byte string that cannot be loaded."""
 
 

@@ -7,31 +7,21 @@ expected, so a traceback would only hide them. Anything else is a bug and keeps 
 """
 import errno
 import functools
-from typing import Callable, NoReturn, Tuple, Type
+from typing import Callable, NoReturn
 
 import typer
 
+from ..errors import UserError  # noqa: F401  (the CLI modules import it from here)
 
-class UserError(ValueError):
-    """Bad input or options that the user can fix; the CLI prints the message alone."""
+# What a command turns into one line: the package's own errors and the OS's about paths.
+USER_ERROR_TYPES = (UserError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+                    PermissionError)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``error: message`` on stderr and exit with ``code``."""
     typer.echo(f"error: {message}", err=True)
     raise typer.Exit(code)
-
-
-def _user_error_types() -> Tuple[Type[BaseException], ...]:
-    # Imported here: this module is imported by the CLI modules before the heavy ones.
-    from .devices import DeviceError
-    from .mimick_model import MimickModelError
-    from .mimick_trainer import TrainingError
-    from .ud import ConlluFormatError
-    from .vectors_io import VectorsFormatError
-
-    return (UserError, DeviceError, VectorsFormatError, MimickModelError, ConlluFormatError, TrainingError,
-            FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError, PermissionError)
 
 
 def user_errors(command: Callable) -> Callable:
@@ -41,7 +31,7 @@ def user_errors(command: Callable) -> Callable:
     def wrapper(*args, **kwargs):
         try:
             return command(*args, **kwargs)
-        except _user_error_types() as err:
+        except USER_ERROR_TYPES as err:
             fail(str(err))
         except OSError as err:
             if err.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):

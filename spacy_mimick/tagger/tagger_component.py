@@ -24,13 +24,13 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model
 from thinc.types import Floats2d, Ints2d
 
-from .malloc import fix_mmap_threshold
-from .devices import torch_threads
+from ..malloc import fix_mmap_threshold
+from ..devices import torch_threads
 from .pytorch_tagger_model import (
     MimickTaggerNet, adversarial_perturbation, head_offsets, load_state_safely,
 )
 from . import schedules  # noqa: F401  registers the lowres configs' schedule (also an entry point)
-from .scorer import score_attributes
+from ..ud.scorer import score_attributes
 from .tagger_model import get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables
 
 POS_HEAD = "POS"
@@ -378,7 +378,7 @@ class MimickTagger(TrainablePipe):
         attrs = self.model.get_ref("featurizer").attrs
         if nlp is None or not (attrs["mimick_features"] or attrs.get("mimick_dropout")):
             return
-        from .mimick_vectors import MimickVectors
+        from ..vectors.mimick_vectors import MimickVectors
 
         if isinstance(self.vocab.vectors, MimickVectors) and self.vocab.vectors.model is not None:
             return
@@ -404,7 +404,7 @@ class MimickTagger(TrainablePipe):
         No-Char and char->tag without a table keep the trainable word table)."""
         if nlp is None:
             return None
-        from .mimick_vectors import MimickVectors
+        from ..vectors.mimick_vectors import MimickVectors
 
         vectors = self.vocab.vectors
         if isinstance(vectors, MimickVectors) and vectors.model is not None and not vectors.reads_table:
@@ -636,7 +636,7 @@ class MimickTagger(TrainablePipe):
 
         The scorer gets ``train_words`` (OOV = not in the tagger's training vocabulary, as
         in the original evaluation) and ``in_vectors`` (the token has a pretrained vector,
-        see :func:`~spacy_mimick.tagger_model.has_pretrained_vector`).
+        see :func:`~spacy_mimick.tagger.tagger_model.has_pretrained_vector`).
         """
         validate_examples(examples, "MimickTagger.score")
         if self.scorer is None:

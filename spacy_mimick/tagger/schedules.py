@@ -19,7 +19,7 @@ from spacy.training import Example
 from spacy.util import registry
 from thinc.api import warmup_linear
 
-from .user_errors import UserError
+from ..errors import UserError
 
 
 def batches_per_epoch(corpus: Callable[[Language], Iterable[Example]],

@@ -1,4 +1,4 @@
-"""The typer application behind ``python -m spacy_mimick`` (commands live in cli_*.py).
+"""The typer application behind ``python -m spacy_mimick`` (the commands live in this package's other modules).
 
 Help is plain click text, not typer's Rich panels: at 80 columns the panels of ``train`` left
 its help column 23 characters wide, cut ``spacy_mimick.MimickNgram.v1`` to

@@ -7,13 +7,13 @@ from typing import Optional
 import typer
 from wasabi import msg
 
-from ._cli_app import app
-from ._cli_options import PAPER_SETUP, set_threads, threads_option, with_train_default
-from .add_mimick import add_mimick, package_pipeline
-from .atomic import terminate_as_interrupt
-from .devices import torch_device
-from .mimick_model import MimickModel
-from .mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig
+from .app import app
+from .options import PAPER_SETUP, set_threads, threads_option, with_train_default
+from ..vectors.add_mimick import add_mimick, package_pipeline
+from ..atomic import terminate_as_interrupt
+from ..devices import torch_device
+from ..vectors.mimick_model import MimickModel
+from ..vectors.mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig
 from .user_errors import UserError, fail, user_errors
 
 

@@ -32,8 +32,8 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.vocab import Vocab
 
-from .atomic import atomic_file
-from .user_errors import UserError
+from ..atomic import atomic_file
+from ..errors import UserError
 
 SENT_ID_KEY = "spacy_mimick.sent_id"
 MULTIWORD_KEY = "spacy_mimick.multiword_tokens"
@@ -44,7 +44,7 @@ _FEATURE = re.compile(r"[A-Z0-9][A-Za-z0-9]*(\[[a-z0-9]+\])?=[A-Z0-9][A-Za-z0-9]
 _ID_EXPECTED = "an integer word ID, a multiword range like 3-4 or an empty node like 8.1"
 
 
-class ConlluFormatError(ValueError):
+class ConlluFormatError(UserError):
     """A CoNLL-U file that is not well formed; ``path`` and ``line`` (1-based) say where."""
 
     def __init__(self, path: Union[str, Path], line: int, message: str) -> None:

@@ -11,17 +11,17 @@ import typer
 from spacy.cli._util import parse_config_overrides
 from wasabi import msg
 
-from ._cli_app import app
-from ._cli_options import PAPER_SETUP, set_threads, threads_option, with_train_default
-from .devices import torch_device
-from .mimick_component import blend_with_table, first_rare_row
-from .mimick_model import MimickModel, check_model_output, is_model_dir
-from .mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
-from .similarity import evaluate_similarity, read_similarity_pairs
-from .spelling import DEFAULT_WEIGHT, SpellingBackoff, for_word_vectors
-from .atomic import folder_lock, terminate_as_interrupt
+from .app import app
+from .options import PAPER_SETUP, set_threads, threads_option, with_train_default
+from ..devices import torch_device
+from ..vectors.mimick_component import blend_with_table, first_rare_row
+from ..vectors.mimick_model import MimickModel, check_model_output, is_model_dir
+from ..vectors.mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
+from ..vectors.similarity import evaluate_similarity, read_similarity_pairs
+from ..vectors.spelling import DEFAULT_WEIGHT, SpellingBackoff, for_word_vectors
+from ..atomic import folder_lock, terminate_as_interrupt
 from .user_errors import UserError, fail, user_errors
-from .vectors_io import WordVectors, read_vectors, write_vectors_text
+from ..vectors.vectors_io import WordVectors, read_vectors, write_vectors_text
 
 
 def check_width(model: MimickModel, model_dir: Path, table: WordVectors) -> None:
@@ -441,7 +441,7 @@ def extend_cli(
     model = MimickModel.from_disk(model_dir)  # a bad model fails before the corpus is read
     vocab: List[str] = _read_words([], words_file) if words_file is not None else []
     if conllu:
-        from .ud import read_conllu  # imported lazily: only this option needs it
+        from ..ud.corpus import read_conllu  # imported lazily: only this option needs it
         import spacy
 
         nlp = spacy.blank("xx")

@@ -11,11 +11,11 @@ import spacy
 import typer
 from spacy.tokens import DocBin
 
-from ._cli_app import app
-from ._cli_options import set_threads, threads_option
-from .add_mimick import load_pipeline
-from .atomic import terminate_as_interrupt, write_bytes_atomic
-from .ud import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
+from .app import app
+from .options import set_threads, threads_option
+from ..vectors.add_mimick import load_pipeline
+from ..atomic import terminate_as_interrupt, write_bytes_atomic
+from ..ud.corpus import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
 from .user_errors import UserError, fail, user_errors
 
 
@@ -82,7 +82,7 @@ def tag_cli(
     """Tag INPUT_PATH's gold words with PIPELINE and write OUTPUT_PATH: the same file with the
     predicted UPOS and FEATS (FEATS sorted as UD requires) and everything else unchanged, ready
     for UD's evaluation script."""
-    from .ud import tag_conllu
+    from ..ud.corpus import tag_conllu
 
     if batch_size < 1:
         raise UserError(f"--batch-size must be >= 1, got {batch_size}")

@@ -34,7 +34,8 @@ import numpy
 import torch
 from tqdm import tqdm
 
-from .devices import batch_to, pipeline_device
+from ..devices import batch_to, pipeline_device
+from ..errors import UserError
 from .features import encode_chars, encode_ngrams, normalize_word
 from .mimick_model import MimickModel
 from .optimizers import Adam, SparseAdam
@@ -139,7 +140,7 @@ class TrainConfig:
             raise ValueError(f"negatives must be >= 0, got {self.negatives}")
 
 
-class TrainingError(ValueError):
+class TrainingError(UserError):
     """Training cannot go on (non-finite loss); the message names the likely cause."""
 
 

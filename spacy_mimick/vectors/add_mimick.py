@@ -21,12 +21,12 @@ from spacy.language import Language
 from spacy.ml.staticvectors import forward as static_vectors_forward
 from spacy.vectors import Mode
 
-from . import __version__
-from .atomic import atomic_directory, folder_lock
+from .. import __version__
+from ..atomic import atomic_directory, folder_lock
 from .mimick_model import MimickModel
 from .mimick_trainer import DEFAULT_ARCH, TrainConfig, train_mimick
 from .mimick_vectors import MimickVectors
-from .user_errors import UserError
+from ..errors import UserError
 from .vectors_io import vectors_from_spacy
 
 COMPONENT = "mimick_vectors"

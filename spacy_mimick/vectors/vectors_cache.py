@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy
 
-from .atomic import atomic_file
+from ..atomic import atomic_file
 
 CACHE_VERSION = 2  # 2: a CRC-32 of the arrays in the header
 ENV_VAR = "SPACY_MIMICK_CACHE"
@@ -47,30 +47,26 @@ def cache_file(path: Path, options: Dict[str, Any], cache_dir: Optional[Path] = 
 
 
 def cached_read(path: Path, options: Dict[str, Any], cache_dir: Optional[Path],
-                read: Callable[[], Tuple[Any, List[str]]]):
-    """The WordVectors of ``path``: from the cache if it matches the file, else from ``read()``
-    (which returns the table and its warnings), then stored."""
-    from .vectors_io import WordVectors
-
+                read: Callable[[], Tuple[Any, List[str]]], make: Callable[..., Any]):
+    """The table of ``path``: from the cache if it matches the file (``make(words=, matrix=,
+    source=, unk=)`` builds it), else from ``read()`` (which returns the table and its warnings),
+    then stored."""
     target = cache_file(path, options, cache_dir)
     stamp = _stamp(path)
-    loaded = _load(target, stamp, str(path))
+    loaded = _load(target, stamp, str(path), make)
     if loaded is not None:
         table, messages = loaded
         for message in messages:
             warnings.warn(message, stacklevel=4)
         return table
     table, messages = read()
-    assert isinstance(table, WordVectors)
     # A source changed while it was read gets no cache entry (its stamp would be wrong).
     if _stamp(path) == stamp:
         _store(target, table, messages, stamp)
     return table
 
 
-def _load(target: Path, stamp: Dict[str, int], source: str):
-    from .vectors_io import WordVectors
-
+def _load(target: Path, stamp: Dict[str, int], source: str, make: Callable[..., Any]):
     if not target.exists():
         return None
     try:
@@ -91,7 +87,7 @@ def _load(target: Path, stamp: Dict[str, int], source: str):
                       f"were written with): ignoring it, reading {source} again and replacing it",
                       stacklevel=4)
         return None
-    return WordVectors(words=words, matrix=matrix, source=source, unk=unk), header["messages"]
+    return make(words=words, matrix=matrix, source=source, unk=unk), header["messages"]
 
 
 def _checksum(*arrays: numpy.ndarray) -> int:

@@ -37,7 +37,9 @@ import numpy
 import srsly
 from tqdm import tqdm
 
-from .atomic import atomic_file
+from ..atomic import atomic_file
+from ..errors import UserError
+from .vectors_cache import cached_read
 
 PathLike = Union[str, Path]
 
@@ -47,7 +49,7 @@ _NAVEC_SPECIALS = ("<unk>", "<pad>")
 _CHUNK_ROWS = 20000
 
 
-class VectorsFormatError(ValueError):
+class VectorsFormatError(UserError):
     """A vectors file does not hold what its format requires."""
 
 
@@ -262,13 +264,11 @@ def read_vectors(
     if fmt not in FORMATS:
         raise ValueError(f"unknown vectors format {fmt!r}; expected 'auto' or one of {FORMATS}")
     if cache is not False and fmt in ("text", "word2vec-binary"):
-        from .vectors_cache import cached_read
-
         options = dict(fmt=fmt, limit=limit, on_duplicate=on_duplicate,
                        special_tokens=sorted(special_tokens), encoding=encoding)
         return cached_read(Path(path), options, None if cache is True else Path(cache),
                            lambda: _read_uncached(path, fmt, limit, on_duplicate, special_tokens,
-                                                  encoding, progress))
+                                                  encoding, progress), WordVectors)
     return _read_uncached(path, fmt, limit, on_duplicate, special_tokens, encoding, progress)[0]
 
 

@@ -51,7 +51,7 @@ from spacy.util import registry
 from spacy.vectors import BaseVectors, Vectors
 from thinc.api import get_array_module
 
-from .devices import pipeline_device, torch_threads
+from ..devices import pipeline_device, torch_threads
 from .mimick_model import MimickModel
 from .spelling import DEFAULT_WEIGHT, SpellingBackoff, check_settings
 

@@ -2,7 +2,7 @@
 
 ``featurizer`` turns Docs into arrays (static vectors with lowercase and UNK backoff,
 training-vocabulary ids, character ids of the batch's unique words); ``net`` wraps
-:class:`~spacy_mimick.pytorch_tagger_model.MimickTaggerNet` and outputs one
+:class:`~spacy_mimick.tagger.pytorch_tagger_model.MimickTaggerNet` and outputs one
 ``(n_tokens, sum(head_sizes))`` score array per Doc.
 
 The torch module's shapes depend on the training data (vocabularies, label sets), so it is
@@ -25,7 +25,7 @@ from thinc.api import ArgsKwargs, Model, NumpyOps, PyTorchWrapper_v2, chain
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
-from .mimick_vectors import (
+from ..vectors.mimick_vectors import (
     LOWERCASE, NONE, MimickVectors, is_mimick_only, table_of, table_rows, to_numpy, vectors_and_sources,
 )
 

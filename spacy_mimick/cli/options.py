@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import typer
 
-from .mimick_trainer import PAPER_ARCH, PAPER_CONFIG, TrainConfig
+from ..vectors.mimick_trainer import PAPER_ARCH, PAPER_CONFIG, TrainConfig
 
 THREADS_HELP = (
     "torch CPU threads. 1 is fastest for these small models unless cores are idle: with one "

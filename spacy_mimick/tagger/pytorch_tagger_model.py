@@ -11,7 +11,7 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from .user_errors import UserError
+from ..errors import UserError
 
 # Range of the random rows given to words that have no pretrained vector, as in the
 # original DyNet tagger; used for the trainable table when the pipeline has no vectors.

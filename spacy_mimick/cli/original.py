@@ -6,10 +6,10 @@ from typing import Optional
 import typer
 from wasabi import msg
 
-from ._cli_app import app
-from .atomic import folder_lock, terminate_as_interrupt
-from .mimick_model import MimickModelError
-from .original_release import OriginalReleaseError, load_original_release, max_reference_diff
+from .app import app
+from ..atomic import folder_lock, terminate_as_interrupt
+from ..vectors.mimick_model import MimickModelError
+from ..vectors.original_release import OriginalReleaseError, load_original_release, max_reference_diff
 from .user_errors import fail, user_errors
 
 MODEL_FILES = ("config.json", "features.json", "model.pt")

@@ -1,0 +1,9 @@
+"""The joint tagger: UPOS and every morphological attribute, each with its own head.
+
+The torch network (``pytorch_tagger_model``: word and character BiLSTMs, the paper's No-Char,
+Mimick, char->tag and Both), its thinc architectures (``tagger_model``:
+``spacy_mimick.MimickTagger.v*``), the trainable ``mimick_tagger`` component
+(``tagger_component``), the epoch-based learning-rate schedule of the low-resource recipe
+(``schedules``) and the names of earlier saved configs mapped to spaCy's own layers
+(``legacy_layers``).
+"""

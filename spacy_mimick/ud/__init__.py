@@ -1,0 +1,6 @@
+"""Universal Dependencies data: reading CoNLL-U into spaCy, scoring, significance.
+
+CoNLL-U files to ``DocBin`` corpora and the ``spacy_mimick.ConllCorpus`` readers
+(``corpus``), the paper's metrics (UPOS accuracy, attribute micro-F1, OOV accuracy) as a spaCy
+scorer (``scorer``) and the tests of significance between two systems (``significance``).
+"""
