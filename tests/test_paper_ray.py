@@ -21,6 +21,7 @@ from test_project import SCRIPTS, TREEBANK, make_project, paper_data
 sys.path.insert(0, str(SCRIPTS))
 import paper as paper_script  # noqa: E402
 import paper_ray  # noqa: E402
+import steps as steps_script  # noqa: E402
 
 TINY = "UD_Tiny-Test"
 GRID = ["--sizes", "500", "--seeds", "0,1", "--variants", "nochar", "--epochs", "2", "--low-epochs", "2",
@@ -58,7 +59,7 @@ def test_plan_lists_each_step_after_those_it_reads(tmp_path):
 
 
 def _remember(project: Path, writer: int) -> None:
-    runner = paper_script.Runner(project)
+    runner = steps_script.Runner(project)
     for i in range(30):
         runner.remember(f"{writer}-{i}", "state")
 
@@ -80,7 +81,7 @@ def test_lock_entries_written_at_once_are_all_kept(tmp_path):
 def _load_project(project: Path, start, failures) -> None:
     start.wait()
     try:
-        paper_script.Runner(project).project_command("data", {"data_dir": "x", "treebank": "UD_X"})
+        steps_script.Runner(project).project_command("data", {"data_dir": "x", "treebank": "UD_X"})
     except Exception as err:  # the race lost: reported to the test
         failures.put(f"{type(err).__name__}: {err}")
 
@@ -168,9 +169,9 @@ def test_a_failed_command_stops_what_needs_it(tmp_path, local_ray, capsys):
     data = paper_data(tmp_path)
     base = {"data_dir": str(data), "lang": "xx", "prefix": "qq_tiny", "vectors": "none"}
     steps = [
-        paper_script.Step("missing/data", "data", {**base, "treebank": "UD_Missing"}),
-        paper_script.Step("missing/convert", "convert", {**base, "treebank": "UD_Missing"}, ("missing/data",)),
-        paper_script.Step(f"{TINY}/data", "data", {**base, "treebank": TINY}),
+        steps_script.Step("missing/data", "data", {**base, "treebank": "UD_Missing"}),
+        steps_script.Step("missing/convert", "convert", {**base, "treebank": "UD_Missing"}, ("missing/data",)),
+        steps_script.Step(f"{TINY}/data", "data", {**base, "treebank": TINY}),
     ]
     with pytest.raises(SystemExit, match="missing/data: StepError") as error:
         paper_ray.run(steps, project)

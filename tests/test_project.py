@@ -31,6 +31,7 @@ import paper as paper_script  # noqa: E402
 import plots as plots_script  # noqa: E402
 import report as report_script  # noqa: E402
 import significance as significance_script  # noqa: E402
+import steps as steps_script  # noqa: E402
 import summary as summary_script  # noqa: E402
 
 TREEBANK = "UD_English-EWT"
@@ -365,7 +366,7 @@ def test_paper_driver_plans_the_release(tmp_path, project_copy, capsys):
     first = {step.key: step for step in paper_script.plan(paper_script.parse_args([*args, "--variants", "both"]))}
     assert [k.rsplit("/", 1)[1] for k in first if k.startswith(unit)] == [
         "subsample", "train-tagger-both", "evaluate", "package"]
-    assert paper_script.resolve(first[f"{unit}/train-tagger-both"].variables) == paper_script.resolve(both)
+    assert steps_script.resolve(first[f"{unit}/train-tagger-both"].variables) == steps_script.resolve(both)
     assert first[f"{tiny}/package"].variables["package_variant"] == "chartag"  # stands in for Both
     with pytest.raises(SystemExit, match="must name the release's tagger"):
         paper_script.parse_args([*args, "--variants", "spacy"])
@@ -374,7 +375,7 @@ def test_paper_driver_plans_the_release(tmp_path, project_copy, capsys):
 def test_paper_runner_writes_each_steps_log(tmp_path, capsys):
     """With a log folder the command's output is shown and kept in <step>.log; a failing command
     stops the driver with one error line naming its log."""
-    runner = paper_script.Runner(tmp_path, log_dir=tmp_path / "logs")
+    runner = steps_script.Runner(tmp_path, log_dir=tmp_path / "logs")
     runner.log_name = "UD_X__n0.s0__echo"
     runner.execute({"name": "echo"}, [sys.executable, "-c", "print('hello from the step')"])
     assert "hello from the step" in capsys.readouterr().out
@@ -443,7 +444,7 @@ def test_project_run_args_survive_weasels_parsing():
 
     variables = {"tagger_overrides": "--components.mimick_tagger.adversarial 0.15 --training.x \"a-b\"",
                  "recipe": "_lowres-adv15", "seed": 3, "gpu_id": -1, "empty": ""}
-    args = paper_script.project_run_args("train-tagger-both", Path("/p"), variables, force=True)
+    args = steps_script.project_run_args("train-tagger-both", Path("/p"), variables, force=True)
     assert args[1:7] == ["-m", "spacy", "project", "run", "train-tagger-both", "/p"] and args[-1] == "--force"
     parsed = parse_config_overrides(args[7:-1])
     assert {key[len("vars."):]: value for key, value in parsed.items()} == variables
@@ -457,7 +458,7 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
     overrides of the tagger configs (which the lowres max_steps count honours), and spaCy's
     baseline tested against the Mimick variants."""
     data = paper_data(tmp_path)
-    runner = paper_script.Runner(project_copy)
+    runner = steps_script.Runner(project_copy)
 
     def plan(*args):
         paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
@@ -540,36 +541,6 @@ def test_paper_driver_chooses_a_setting_on_dev(tmp_path, project_copy, capsys):
                          ("dev=--x 1", "taken"), ("ls10=0.1", "spacy train` options")):
         with pytest.raises(SystemExit, match=message):
             paper_script.main([*args[:-4], "--choose-on-dev", bad, "--dry-run"])
-
-
-def test_paper_driver_trains_students_of_their_teachers(tmp_path, project_copy, capsys):
-    """A candidate's {teacher} / {teacher:NAME}: each variant's student reads the same variant's
-    model-best of the recipe's (or candidate NAME's) run of the sample, and trains after it."""
-    data = paper_data(tmp_path)
-    kd = "--components.mimick_tagger.distillation 0.5 --initialize.components.mimick_tagger.teachers {teacher%s}"
-    args = ["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--treebanks", TREEBANK,
-            "--recipe", "lowres", "--variants", "chartag,both", "--project-dir", str(project_copy),
-            "--choose-on-dev", "ls10=--components.mimick_tagger.label_smoothing 0.1",
-            "--choose-on-dev", f"kd={kd % ''}", "--choose-on-dev", f"lskd={kd % ':ls10'}"]
-    paper_script.main([*args, "--dry-run"])
-    lines = [l for l in capsys.readouterr().out.splitlines() if "project run train-tagger-" in l]
-    runner = paper_script.Runner(project_copy)
-    for variant in ("chartag", "both"):
-        trained = {run_variables(l)["recipe"]: run_variables(l) for l in lines if f"project run train-tagger-{variant} " in l}
-        for recipe, teacher in (("_lowres-kd", "_lowres"), ("_lowres-lskd", "_lowres-ls10")):
-            path = f"training/{TREEBANK}{teacher}/n500.s0/{variant}/model-best"
-            assert trained[recipe]["tagger_overrides"] == kd.replace("{teacher%s}", path)
-            # It reaches spacy train as the override's value.
-            (line,) = runner.project_command(f"train-tagger-{variant}", trained[recipe])["script"]
-            cmd = shlex.split(line)
-            assert cmd[cmd.index("--initialize.components.mimick_tagger.teachers") + 1] == path
-    steps = {step.key: step for step in paper_script.plan(paper_script.parse_args(args))}
-    for recipe, teacher in (("_lowres-kd", "_lowres"), ("_lowres-lskd", "_lowres-ls10"), ("_lowres-ls10", None)):
-        after = steps[f"{TREEBANK}{recipe}/n500.s0/train-tagger-both"].after
-        teachers = [key for key in after if key.endswith("/train-tagger-both")]
-        assert teachers == ([f"{TREEBANK}{teacher}/n500.s0/train-tagger-both"] if teacher else [])
-    with pytest.raises(SystemExit, match=r"\{teacher:ls10\} names no earlier candidate"):
-        paper_script.main([*args[:-6], "--choose-on-dev", f"kd={kd % ':ls10'}", "--dry-run"])
 
 
 def write_candidate_run(root: Path, recipe: str, variant: str, dev: Tuple[float, float], test_pos: float,
@@ -658,7 +629,7 @@ def test_paper_runner_merges_a_lock_shared_by_two_drivers(tmp_path):
     """Two drivers over different treebanks share training/.paper-lock.json: neither loses the
     other's entries."""
     project = make_project(tmp_path)
-    first, second = paper_script.Runner(project), paper_script.Runner(project)
+    first, second = steps_script.Runner(project), steps_script.Runner(project)
     first.run("data", {"vectors_limit": 1000})
     second.run("data", {"vectors_limit": 500})
     lock = json.loads((project / "training" / ".paper-lock.json").read_text())
@@ -670,12 +641,12 @@ def test_paper_runner_remembers_each_variable_set(tmp_path, capsys):
     runs it again when any of them changed."""
     project = make_project(tmp_path)
     variables = {"vectors_limit": 1000}
-    paper_script.Runner(project).run("data", variables)
+    steps_script.Runner(project).run("data", variables)
     assert (project / "training" / ".paper-lock.json").exists()
     capsys.readouterr()
-    paper_script.Runner(project).run("data", variables)  # a new runner reads the lock back
+    steps_script.Runner(project).run("data", variables)  # a new runner reads the lock back
     assert "skip data" in capsys.readouterr().out
-    dry = paper_script.Runner(project, dry_run=True)
+    dry = steps_script.Runner(project, dry_run=True)
     dry.run("data", {"vectors_limit": 500})  # other variables: another run
     assert "project run data" in capsys.readouterr().out
     (project / "corpus" / TREEBANK / "sources.json").write_text("{}")  # a changed output

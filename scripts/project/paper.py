@@ -58,35 +58,26 @@ every sample's tagger variants also train with the candidate's overrides added, 
 ``<recipe>-NAME``, are evaluated, and ``choose-on-dev`` keeps, per run and variant, the recipe or
 the candidate whose model-best scored best on dev (the plain recipe on a tie) in
 ``metrics/<treebank><recipe>-dev``, where the paired tests against spaCy's baseline run again.
-A candidate's overrides may name a teacher for the tagger's ``distillation``: ``{teacher}`` is
-the same variant's model-best of the recipe's run of the sample, ``{teacher:NAME}`` that of an
-earlier candidate NAME (e.g. ``kd=--components.mimick_tagger.distillation 0.5
---initialize.components.mimick_tagger.teachers {teacher}``: born-again students); the student
-trains once its teacher has. (A path, not a JSON list: weasel's variables cannot hold a ``"``.)
 
 A command done before with the same script, dependencies and outputs is skipped (see
-:class:`Runner`: weasel's own check remembers one run per command, and alternating treebanks
+``steps.Runner``: weasel's own check remembers one run per command, and alternating treebanks
 would rerun everything), so an interrupted run resumes; ``--force`` runs everything.
-:func:`plan` lists the commands as :class:`Step` s with the steps each depends on; this script
+:func:`plan` lists the commands as ``steps.Step`` s with the steps each depends on; this script
 runs them one after the other, or, with ``--ray``, ``paper_ray.py`` runs them as Ray tasks,
 in parallel where they do not depend on each other (docs/project.md).
 Languages spaCy has no class for (``spacy.blank`` fails, e.g. Kazakh, or Vietnamese without
 pyvi) run as ``xx``. Then run ``report`` and ``plots`` (the ``paper`` workflow does).
 """
 import argparse
-import json
-import os
 import re
 import shlex
-import subprocess
 import sys
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, TextIO, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data import find_vectors, list_treebanks  # noqa: E402
+from steps import MaxSteps, Runner, Step  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 ALL_VARIANTS = ("nochar", "mimick", "chartag", "both")
@@ -172,21 +163,6 @@ def eval_frequency(n_tokens: int, n_train: int, epochs: int, batch_tokens: int =
     return int(min(500, max(10, steps // 10)))
 
 
-def batches_per_epoch(config, train: Path, n_tokens: int, batch_tokens: int) -> int:
-    """Batches of one epoch over ``train`` with ``config``'s batcher (the lowres recipe's lr
-    decay ends at epochs x this); estimated from the budget when the sample does not exist yet
-    (dry runs)."""
-    if not train.exists():
-        return max(1, -(-int(1.2 * n_tokens) // batch_tokens))
-    from spacy.util import registry
-
-    from spacy_mimick.tagger.schedules import batches_per_epoch as count_batches
-    from spacy_mimick.ud.corpus import create_conllu_corpus_reader
-
-    batcher = registry.resolve({"b": config["training"]["batcher"]})["b"]
-    return count_batches(create_conllu_corpus_reader(str(train)), batcher)
-
-
 def spacy_lang(lang: str) -> str:
     """``lang`` if spaCy can build a blank pipeline for it, else the multi-language ``xx``."""
     import spacy
@@ -196,182 +172,6 @@ def spacy_lang(lang: str) -> str:
         return lang
     except Exception:  # ImportError (no spacy.lang module, missing tokenizer dependency), ...
         return "xx"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One command of the grid: the project command, its variables, and the keys of the steps
-    whose outputs it reads (``after``). :func:`plan` lists the steps in the order the sequential
-    driver runs them; ``paper_ray.py`` starts each step once those in ``after`` are done."""
-
-    key: str
-    command: str
-    variables: Dict[str, object]
-    after: Tuple[str, ...] = ()
-
-
-class MaxSteps:
-    """``max_steps`` of a lowres run, epochs x the batches of an epoch of its sample: a variable
-    known only once ``subsample`` has drawn the sample, so it is counted when the command runs
-    (:meth:`Runner.run`), not when the grid is planned (a dry run estimates it from the budget)."""
-
-    def __init__(self, config, sample: str, n_tokens: int, epochs: int, batch_tokens: int) -> None:
-        self.config, self.sample = config, sample  # config: tagger_config's, overrides applied
-        self.n_tokens, self.epochs, self.batch_tokens = n_tokens, epochs, batch_tokens
-        self.counted: Optional[int] = None
-
-    def value(self) -> int:
-        if self.counted is not None:
-            return self.counted
-        sample = Path(self.sample)
-        steps = self.epochs * batches_per_epoch(self.config, sample, self.n_tokens, self.batch_tokens)
-        if sample.exists():  # an estimate is not kept: the sample may exist by the next command
-            self.counted = steps
-        return steps
-
-
-def resolve(variables: Dict[str, object]) -> Dict[str, object]:
-    """The variables with :class:`MaxSteps` counted."""
-    return {k: v.value() if isinstance(v, MaxSteps) else v for k, v in variables.items()}
-
-
-def project_run_args(name: str, project_dir: Path, variables: Dict[str, object], force: bool = False) -> List[str]:
-    """``python -m spacy project run NAME DIR --vars.NAME=VALUE ...`` (a value may be empty).
-
-    weasel deletes every ``--`` of a ``--vars.NAME=VALUE`` argument, the value's included
-    (``weasel.util.config._parse_overrides``), so ``tagger_overrides=--training.x 1`` would
-    reach the project as ``training.x 1``. A value with ``--`` therefore goes as a JSON string
-    with its hyphens escaped (``"\\u002d\\u002dtraining.x 1"``), which weasel's ``json.loads``
-    of the value turns back into the value.
-    """
-    args = [sys.executable, "-m", "spacy", "project", "run", name, str(project_dir)]
-    for key, value in variables.items():
-        text = str(value)
-        if "--" in text:
-            text = json.dumps(text).replace("-", "\\u002d")
-        args.append(f"--vars.{key}={text}")
-    if force:
-        args.append("--force")
-    return args
-
-
-class Runner:
-    """Runs project commands with variables, skipping those already done with these variables.
-
-    weasel's project.lock keeps one entry per command name, so it reruns every command each
-    time the treebank or budget alternates. The runner keeps weasel's entry (script, and MD5s
-    of deps and outputs) per command *and* script in ``training/.paper-lock.json``, and skips a
-    command whose entry is unchanged: a different data_dir, budget or epochs, a changed
-    dependency (a retrained Mimick model) or a missing output runs it again. Scripts are
-    compared with runs of white space folded, so that a variable left empty (e.g.
-    ``tagger_overrides``) keeps the entries of runs made before the project had it.
-    """
-
-    def __init__(self, project_dir: Path, force: bool = False, dry_run: bool = False,
-                 out: Optional[TextIO] = None, log_dir: Optional[Path] = None) -> None:
-        self.project_dir = project_dir
-        self.log_dir = log_dir  # each command's output also goes to LOG_DIR/<log_name>.log
-        self.log_name = ""
-        self.force = force
-        self.dry_run = dry_run
-        self.out = out  # where the runner's lines go (None: stdout)
-        self.commands_run = 0
-        self.lock_path = project_dir / "training" / ".paper-lock.json"
-        self.lock: Dict[str, str] = json.loads(self.lock_path.read_text()) if self.lock_path.exists() else {}
-        self._make_directories()
-
-    def _make_directories(self) -> None:
-        """Create project.yml's ``directories`` here, tolerating ones that exist. weasel's
-        ``load_project_config`` creates each missing one with ``mkdir`` and no ``exist_ok``, so two
-        Ray tasks loading the project of a fresh folder at once raced: the loser failed with
-        FileExistsError."""
-        import srsly
-
-        project_file = self.project_dir / "project.yml"
-        if project_file.exists():
-            for subdir in srsly.read_yaml(project_file).get("directories", []):
-                (self.project_dir / subdir).mkdir(parents=True, exist_ok=True)
-
-    def project_command(self, name: str, variables: Dict[str, object]) -> Dict:
-        """The command of project.yml with the variables filled in, as weasel runs it."""
-        from weasel.util import load_project_config
-
-        config = load_project_config(self.project_dir, overrides={f"vars.{k}": v for k, v in variables.items()})
-        for cmd in config["commands"]:
-            if cmd["name"] == name:
-                return cmd
-        raise SystemExit(f"error: no command {name!r} in project.yml")
-
-    @staticmethod
-    def folded(cmd: Dict) -> Dict:
-        """The command with runs of white space in its script folded: what the lock remembers."""
-        return {**cmd, "script": [" ".join(line.split()) for line in cmd["script"]]}
-
-    def _entry(self, cmd: Dict) -> Tuple[str, str]:
-        from weasel.cli.run import get_lock_entry
-        from weasel.util import get_hash
-
-        return get_hash({"name": cmd["name"], "script": cmd["script"]}), get_hash(get_lock_entry(self.project_dir, cmd))
-
-    def run(self, name: str, variables: Dict[str, object]) -> bool:
-        """Run the command unless it is done; whether it ran (or, in a dry run, would run)."""
-        variables = resolve(variables)
-        project_cmd = self.project_command(name, variables)
-        cmd = self.folded(project_cmd)
-        outputs = [self.project_dir / p for p in cmd.get("outputs", [])]
-        done = outputs and all(p.exists() for p in outputs)
-        if done and not self.force:
-            key, state = self._entry(cmd)
-            if self.lock.get(key) == state:
-                print(f"[paper] skip {name} ({variables.get('treebank')}, n={variables.get('n_tokens')}, "
-                      f"seed={variables.get('seed')}): done", file=self.out, flush=True)
-                return False
-        args = project_run_args(name, self.project_dir, variables, self.force)
-        print("[paper] " + shlex.join(args[1:]), file=self.out, flush=True)
-        self.commands_run += 1
-        if self.dry_run:
-            return True
-        self.execute(project_cmd, args)
-        if outputs:
-            self.remember(*self._entry(cmd))
-        return True
-
-    def execute(self, cmd: Dict, args: List[str]) -> None:
-        """Run the command (``cmd``: project.yml's, variables filled in): ``spacy project run`` (``args``);
-        with a ``log_dir``, its output is shown and also written to the step's log file."""
-        if self.log_dir is None:
-            subprocess.run(args, check=True)
-            return
-        self.log_dir.mkdir(parents=True, exist_ok=True)
-        log = self.log_dir / f"{self.log_name or cmd['name']}.log"
-        with log.open("a", encoding="utf8") as f:
-            f.write("$ " + shlex.join(args) + "\n")
-            f.flush()
-            process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                       errors="replace", bufsize=1)
-            assert process.stdout is not None
-            for line in process.stdout:
-                sys.stdout.write(line)
-                f.write(line)
-            code = process.wait()
-            f.flush()
-            os.fsync(f.fileno())
-        if code != 0:
-            raise SystemExit(f"error: {cmd['name']} failed (exit code {code}); its output: {log}")
-
-    def remember(self, key: str, state: str) -> None:
-        """Add an entry to the lock file, safe with other drivers and Ray tasks writing it: under
-        a file lock, merged with the file as it is now (they may have added entries since this
-        runner read it), written to a temporary file and renamed (a reader never sees half)."""
-        from filelock import FileLock
-
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(f"{self.lock_path}.lock"):
-            self.lock = json.loads(self.lock_path.read_text()) if self.lock_path.exists() else {}
-            self.lock[key] = state
-            tmp = self.lock_path.with_suffix(f".{os.getpid()}.{uuid.uuid4().hex}.tmp")
-            tmp.write_text(json.dumps(self.lock, indent=1))
-            tmp.replace(self.lock_path)
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
@@ -446,10 +246,6 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     return args
 
 
-# A teacher in a candidate's overrides: {teacher} (the recipe's run) or {teacher:NAME}.
-TEACHER = re.compile(r"\{teacher(?::([^}]*))?\}")
-
-
 def parse_candidates(items: Sequence[str]) -> List[Tuple[str, str]]:
     """``--choose-on-dev NAME=OVERRIDES`` items as (name, overrides); NAME becomes part of a
     folder name (``<recipe>-NAME``), so it is letters, digits, ``.`` and ``_`` only."""
@@ -468,10 +264,6 @@ def parse_candidates(items: Sequence[str]) -> List[Tuple[str, str]]:
         if not overrides.startswith("--"):
             raise SystemExit(f"error: --choose-on-dev {name}: overrides are `spacy train` options "
                              f"(--section.key value), got {overrides!r}")
-        for teacher in TEACHER.findall(overrides):
-            if teacher and teacher not in {n for n, _ in candidates}:
-                raise SystemExit(f"error: --choose-on-dev {name}: {{teacher:{teacher}}} names no earlier "
-                                 f"candidate (teachers train first: list {teacher!r} before {name!r})")
         candidates.append((name, overrides))
     return candidates
 
@@ -542,25 +334,13 @@ def plan(args: argparse.Namespace) -> List[Step]:
         return key
 
     def add_runs(unit: str, setting: Dict[str, object], variants: Sequence[str], subsample: str,
-                 prepared: Sequence[str], teachers: Optional[Dict[str, str]] = None) -> str:
+                 prepared: Sequence[str]) -> str:
         """Train ``variants`` on a sample, then evaluate them; the evaluate step's key.
-        ``prepared``: convert, init-vectors and the Mimick model steps of the treebank.
-        ``teachers``: the runs' units (``<treebank><recipe>/nN.sS``) of the ``{teacher[:NAME]}``
-        placeholders of ``tagger_overrides`` (NAME "" for the recipe's), filled in per variant."""
+        ``prepared``: convert, init-vectors and the Mimick model steps of the treebank."""
         convert, init_vectors, *mimick = prepared
-        overrides = str(setting.get("tagger_overrides", ""))
-        named = sorted(set(TEACHER.findall(overrides))) if teachers else []
-        trained = []
-        for variant in variants:
-            variant_setting = setting
-            after = [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else [])
-            if named:
-                def model_best(match: "re.Match") -> str:
-                    return f"training/{teachers[match.group(1) or '']}/{variant}/model-best"
-
-                variant_setting = {**setting, "tagger_overrides": TEACHER.sub(model_best, overrides)}
-                after += [f"{teachers[name]}/train-tagger-{variant}" for name in named]
-            trained.append(add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", variant_setting, after))
+        trained = [add(f"{unit}/train-tagger-{variant}", f"train-tagger-{variant}", setting,
+                       [subsample, init_vectors] + (mimick if variant in ("mimick", "both") else []))
+                   for variant in variants]
         return add(f"{unit}/evaluate", "evaluate", setting, [convert, subsample] + trained)
 
     def add_tests(unit: str, setting: Dict[str, object], variants: Sequence[str], evaluated: str) -> List[str]:
@@ -634,7 +414,6 @@ def plan(args: argparse.Namespace) -> List[Step]:
                 # --choose-on-dev: the tagger variants again with each candidate's overrides, in
                 # runs' folders of their own (spaCy's baseline trains once), then the choice.
                 evaluated = [evaluate]
-                units = {"": unit}  # the runs a {teacher[:NAME]} placeholder names
                 for name, joined, candidate_config, candidate_batch in candidate_configs:
                     # Batches and steps counted with the candidate's config.
                     candidate = {**setting, "recipe": f"{setting['recipe']}-{name}", "tagger_overrides": joined,
@@ -643,8 +422,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
                         candidate["max_steps"] = MaxSteps(candidate_config, str(sample),
                                                           n_tokens if n_tokens > 0 else n_train, epochs, candidate_batch)
                     candidate_unit = f"{treebank}{candidate['recipe']}/n{n_tokens}.s{seed}"
-                    evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared, units))
-                    units[name] = candidate_unit
+                    evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared))
                 chosen = {**setting, "recipe": f"{setting['recipe']}-dev",
                           "dev_candidates": ",".join([setting["recipe"]] + [f"{setting['recipe']}-{name}"
                                                                            for name, _ in candidates])}
@@ -675,7 +453,4 @@ def main(argv: Optional[List[str]] = None) -> None:
 
 
 if __name__ == "__main__":
-    # Through the module `paper`, not `__main__`: Ray tasks unpickle its Steps by reference.
-    import paper
-
-    paper.main(sys.argv[1:])
+    main(sys.argv[1:])

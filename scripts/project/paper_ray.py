@@ -5,11 +5,11 @@ whose outputs it reads are done.
     python scripts/project/paper.py --data-dir ../shared/data --ray-address auto [--ray-cpus 2]   # a cluster
     python scripts/project/paper_ray.py ARGS   # the same as paper.py --ray ARGS
 
-``paper.plan`` gives the steps and their dependencies (a treebank's ``data`` before its
-``convert``, ``init-vectors`` and Mimick model; a sample's ``subsample`` before its trainings;
-``evaluate`` after them, the significance tests after ``evaluate``). Each step is a task of
+``paper.plan`` gives the steps (``steps.Step``) and their dependencies (a treebank's ``data``
+before its ``convert``, ``init-vectors`` and Mimick model; a sample's ``subsample`` before its
+trainings; ``evaluate`` after them, the significance tests after ``evaluate``). Each step is a task of
 ``--ray-cpus`` CPUs (its commands' torch threads), so a cluster runs its CPUs / N commands at
-once. A task runs the command with :class:`paper.Runner`'s skip logic (a command done with the
+once. A task runs the command with ``steps.Runner``'s skip logic (a command done with the
 same script, dependencies and outputs is skipped, so a rerun after an interruption redoes only
 what is missing), but executes the command's script itself instead of through
 ``spacy project run``: weasel rewrites ``project.lock`` without a lock, which concurrent commands
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper import Runner, Step  # noqa: E402
+from steps import Runner, Step  # noqa: E402
 
 SCRIPTS_DIR = Path(__file__).resolve().parent
 LOG_DIR = Path("training") / ".paper-logs"
@@ -104,7 +104,7 @@ def run_step(step: Step, project_dir: str, force: bool, threads: int, *upstream:
 def connect(address: Optional[str] = None, num_cpus: Optional[int] = None) -> None:
     """Join the Ray cluster at ``address`` ("auto": the one ``ray start`` started on this
     machine), or start a local one on ``num_cpus`` CPUs (default: all of them). Workers import
-    paper_ray and paper from this folder, and print to their logs only."""
+    paper_ray and steps from this folder, and print to their logs only."""
     import ray
     from ray.job_config import JobConfig
 
@@ -179,14 +179,11 @@ def run(steps: List[Step], project_dir: Path, force: bool = False, address: Opti
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """``python scripts/project/paper_ray.py ARGS`` is ``paper.py --ray ARGS`` (the same options)."""
-    import paper
-
-    paper.main(["--ray", *(argv or [])])
+    """``python scripts/project/paper_ray.py ARGS`` is ``paper.py --ray ARGS`` (the same options):
+    this process becomes paper.py's (paper.py imports this module for --ray, not the reverse)."""
+    script = str(SCRIPTS_DIR / "paper.py")
+    os.execv(sys.executable, [sys.executable, script, "--ray", *(argv or [])])
 
 
 if __name__ == "__main__":
-    # Through the module `paper_ray`, not `__main__`: Ray tasks unpickle run_step by reference.
-    import paper_ray
-
-    paper_ray.main(sys.argv[1:])
+    main(sys.argv[1:])
