@@ -176,17 +176,14 @@ def spacy_mimick_source() -> Path:
 
 def copy_atomic(path: Path, folder: Path) -> Path:
     """Copy ``path`` into ``folder`` through a temporary file there (fsync, rename)."""
-    import os
     import shutil
+
+    from spacy_mimick.atomic import atomic_file
 
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / path.name
-    tmp = folder / f".{path.name}.tmp"
-    with path.open("rb") as src, tmp.open("wb") as dst:
+    with path.open("rb") as src, atomic_file(target) as dst:
         shutil.copyfileobj(src, dst)
-        dst.flush()
-        os.fsync(dst.fileno())
-    os.replace(tmp, target)
     return target
 
 

@@ -15,7 +15,6 @@ command, the files' sizes, the install and load times, and the tagged tokens.
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile

@@ -29,8 +29,9 @@ from typing import Dict, List, Optional
 
 from thinc.api import Config
 
-TAGGER_VARIANTS = ("nochar", "mimick", "chartag", "both")
-BASELINES = ("spacy",)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from json_files import write_json  # noqa: E402
+from variants import BASELINES, TAGGER_VARIANTS  # noqa: E402
 
 
 def dev_score(model_best: Path) -> float:
@@ -58,7 +59,7 @@ def copy_run(source: Path, out_dir: Path, variant: str, treebank: str, **fields)
     record.update(treebank=treebank, **fields)
     out_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source / f"{variant}.spacy", out_dir / f"{variant}.spacy")
-    (out_dir / f"{variant}.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+    write_json(out_dir / f"{variant}.json", record)
 
 
 def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
@@ -101,7 +102,7 @@ def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
         if found is not None:
             copy_run(found, out_dir, baseline, f"{treebank}{output_recipe}")
     # No "variant"/"scores" keys: report.py does not take it for a run.
-    (out_dir / "dev_choice.json").write_text(json.dumps({"dev_choices": choices}, indent=2) + "\n", encoding="utf8")
+    write_json(out_dir / "dev_choice.json", {"dev_choices": choices})
     return choices
 
 

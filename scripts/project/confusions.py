@@ -17,7 +17,6 @@ This is how the project finds out where the points go between two systems that
 is a candidate for a change, one both make is not.
 """
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -25,7 +24,9 @@ from typing import Any, Dict, List, Optional
 
 import spacy
 
-from significance import load_examples, training_forms
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docbins import load_examples, training_forms  # noqa: E402
+from json_files import write_json  # noqa: E402
 
 
 def count_confusions(examples_a, examples_b, train_words: Optional[set] = None) -> Dict[str, Counter]:
@@ -119,8 +120,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         "n_tokens": dict(total["n_tokens"]),
         **{key: [[*k, c] for k, c in total[key].most_common()] for key in total if key != "n_tokens"},
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf8")
+    write_json(args.output, result, indent=1, ensure_ascii=False)
     print(table(total, args.a, args.b, args.top, oov=args.train_template is not None))
     print(f"\n-> {args.output}")
 

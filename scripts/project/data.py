@@ -28,6 +28,9 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from json_files import write_json  # noqa: E402
+
 SPLITS = ("train", "dev", "test")
 UD_URL = "https://github.com/UniversalDependencies/{treebank}"
 POLYGLOT_URL = "http://polyglot.cs.stonybrook.edu/~polyglot/embeddings2/{lang}/embeddings_pkl.tar.bz2"
@@ -223,7 +226,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     if sources["vectors"] is not None:
         sources["vectors"].update(shape)
         print(f"  {shape['rows']:,} rows x {shape['dim']} dims -> {args.output_dir / 'vectors.vec.gz'}")
-    (args.output_dir / "sources.json").write_text(json.dumps(sources, indent=2) + "\n", encoding="utf8")
+    write_json(args.output_dir / "sources.json", sources)
 
 
 if __name__ == "__main__":

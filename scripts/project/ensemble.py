@@ -17,7 +17,6 @@ An ensemble costs as many trainings and taggings as it has members; docs/low_res
 ("Ensembles") measures what it buys against spaCy's pipeline, ensembled the same way.
 """
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -33,20 +32,19 @@ from spacy_mimick.tagger.tagger_component import heads_log_softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
-from evaluate import read_docs, score_predictions, tagger_name, untagged_copies  # noqa: E402
+from docbins import read_docs  # noqa: E402
+from evaluate import component_name, score_predictions, tagger_name, untagged_copies  # noqa: E402
+from json_files import write_json  # noqa: E402
 
 BATCH_SIZE = 256
 
 
 def ensembled_component(nlp: Language, model: Path) -> Tuple[str, Any]:
     """The component the ensemble averages: the Mimick tagger, else spaCy's morphologizer."""
-    name = tagger_name(nlp)
+    name = tagger_name(nlp) or component_name(nlp, "morphologizer")
     if name is None:
-        names = [n for n in nlp.pipe_names if nlp.get_pipe_meta(n).factory == "morphologizer"]
-        if not names:
-            raise SystemExit(f"error: {model} has neither a mimick_tagger nor a morphologizer "
-                             f"(pipeline: {nlp.pipe_names})")
-        name = names[0]
+        raise SystemExit(f"error: {model} has neither a mimick_tagger nor a morphologizer "
+                         f"(pipeline: {nlp.pipe_names})")
     return name, nlp.get_pipe(name)
 
 
@@ -90,7 +88,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     for model in args.models:
         nlp = spacy.load(model)
         if gold is None:
-            gold = read_docs(args.test, nlp)  # the first member's vocab, which scores the result
+            gold = read_docs(args.test, nlp.vocab)  # the first member's vocab, which scores the result
         name, component = ensembled_component(nlp, model)
         heads = labels_of(component)
         if first is not None and heads != first["heads"]:
@@ -121,7 +119,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         predicted = list(nlp.pipe(predicted, batch_size=BATCH_SIZE, disable=keep))
     seconds = time.perf_counter() - start
 
-    train_docs = read_docs(args.train, nlp) if args.train is not None else None
+    train_docs = read_docs(args.train, nlp.vocab) if args.train is not None else None
     train_words = {t.text for d in train_docs for t in d} if train_docs is not None else None
     scores = score_predictions(nlp, predicted, gold, train_words)
     args.output_dir.mkdir(parents=True, exist_ok=True)
@@ -138,7 +136,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         args.output_dir / f"{args.name}.spacy"
     )
     out_json = args.output_dir / f"{args.name}.json"
-    out_json.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+    write_json(out_json, record)
     print(f"{args.name} ({len(members)} members): POS {100 * scores['pos_acc']:.2f}, attributes micro-F1 "
           f"{100 * scores['attr_micro_f']:.2f} -> {out_json}")
 

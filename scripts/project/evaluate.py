@@ -47,12 +47,12 @@ from spacy.training import Example
 
 from spacy_mimick.vectors.mimick_vectors import table_of
 from spacy_mimick.ud.scorer import score_attributes, score_dependencies
-from spacy_mimick.ud.corpus import read_conllu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
-
-VARIANTS = ("nochar", "mimick", "chartag", "both", "spacy")
+from docbins import read_docs  # noqa: E402
+from json_files import write_json  # noqa: E402
+from variants import VARIANTS  # noqa: E402
 
 
 def newest_mtime(path: Path) -> float:
@@ -68,25 +68,13 @@ def decoded_as(scores_json: Path, decode: Optional[str]) -> bool:
     return json.loads(scores_json.read_text(encoding="utf8")).get("decode", "heads") == decode
 
 
+def component_name(nlp: Language, factory: str) -> Optional[str]:
+    """The name of ``nlp``'s first component made by ``factory``, if any."""
+    return next((name for name in nlp.pipe_names if nlp.get_pipe_meta(name).factory == factory), None)
+
+
 def tagger_name(nlp: Language) -> Optional[str]:
-    for name in nlp.pipe_names:
-        if nlp.get_pipe_meta(name).factory == "mimick_tagger":
-            return name
-    return None
-
-
-def read_docs(path: Path, nlp: Language) -> List[Doc]:
-    """Gold Docs from a .spacy DocBin or a CoNLL-U file."""
-    if path.suffix == ".conllu":
-        return list(read_conllu(path, nlp.vocab))
-    return list(DocBin().from_disk(path).get_docs(nlp.vocab))
-
-
-def parser_name(nlp: Language) -> Optional[str]:
-    for name in nlp.pipe_names:
-        if nlp.get_pipe_meta(name).factory == "parser":
-            return name
-    return None
+    return component_name(nlp, "mimick_tagger")
 
 
 def untagged_copies(gold: List[Doc], vocab) -> List[Doc]:
@@ -119,7 +107,7 @@ def score_predictions(
         if any(nlp.get_pipe_meta(n).factory == "tagger" for n in nlp.pipe_names):
             # spaCy's tagger predicts the XPOS (token.tag_); POS comes from the morphologizer.
             scores["tag_acc"] = Scorer.score_token_attr(examples, "tag")["tag_acc"]
-        parser = parser_name(nlp)
+        parser = component_name(nlp, "parser")
         if parser is not None:
             scores.update(score_dependencies(examples, train_words=train_words, in_vectors=in_vectors))
             spacy_scores = nlp.get_pipe(parser).score(examples)
@@ -166,9 +154,9 @@ def main(argv: Optional[List[str]] = None) -> None:
         tagger = nlp.get_pipe(name) if name else None
         if args.tagger_decode and tagger:
             tagger.decode = args.tagger_decode
-        gold = read_docs(args.test, nlp)
+        gold = read_docs(args.test, nlp.vocab)
         if args.train is not None and train_docs is None:
-            train_docs = read_docs(args.train, nlp)
+            train_docs = read_docs(args.train, nlp.vocab)
         if tagger and tagger.decode == "bundles" and not tagger.cfg.get("bundles"):
             if train_docs is None:
                 raise SystemExit(f"error: {model} was trained before the tagger stored its POS + features "
@@ -198,11 +186,11 @@ def main(argv: Optional[List[str]] = None) -> None:
             "words_per_second": round(n_test / result["seconds"], 1) if result["seconds"] else None,
             "scores": result["scores"],
         }
-        attrs = ["ORTH", "SPACY", "TAG", "POS", "MORPH"] + (["HEAD", "DEP"] if parser_name(nlp) else [])
+        attrs = ["ORTH", "SPACY", "TAG", "POS", "MORPH"] + (["HEAD", "DEP"] if component_name(nlp, "parser") else [])
         DocBin(docs=result["predicted"], attrs=attrs).to_disk(
             args.output_dir / f"{variant}.spacy"
         )
-        out_json.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+        write_json(out_json, record)
         scores = result["scores"]
         attr = scores.get("attr_micro_f")
         print(f"{variant}: POS {100 * scores['pos_acc']:.2f}, attributes micro-F1 "

@@ -10,13 +10,15 @@ initialized word embeddings (the paper's tagging-only runs).
 """
 import argparse
 import gzip
-import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import List, Optional
 
 import spacy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from json_files import vectors_name  # noqa: E402
 
 
 def n_rows(path: Path) -> int:
@@ -40,10 +42,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         spacy.blank(args.lang).to_disk(args.output_dir)
         print(f"no vectors for {args.lang}: saved a blank pipeline to {args.output_dir} (random embeddings)")
         return
-    name = None
-    if args.sources is not None and args.sources.exists():
-        info = json.loads(args.sources.read_text(encoding="utf8")).get("vectors") or {}
-        name = info.get("name")
+    name = vectors_name(args.sources)
     command = [sys.executable, "-m", "spacy", "init", "vectors", args.lang, str(args.vectors), str(args.output_dir)]
     if name:
         command += ["--name", f"{args.lang}_{name}" if not name.startswith(f"{args.lang}_") else name]

@@ -23,12 +23,15 @@ the paper's attribute micro-F1, ``attr_micro_*``, under spaCy's morph prefix) an
 """
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 import spacy_mimick
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from json_files import read_json, write_json  # noqa: E402
+from markdown_tables import pct  # noqa: E402
 
 PAPER = {
     "name": "MIMICK (Pinter, Guthrie & Eisenstein 2017): Mimicking Word Embeddings using Subword RNNs",
@@ -73,10 +76,6 @@ def release_mimick_meta(model_dir: Path) -> Optional[Dict[str, Any]]:
         if isinstance(meta, dict) and meta.get("converted_from"):
             return meta
     return None
-
-
-def pct(value: Optional[float]) -> str:
-    return "—" if value is None else f"{100 * value:.2f}"
 
 
 def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline: Optional[Dict[str, Any]],
@@ -210,10 +209,6 @@ def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Opt
     return meta
 
 
-def read_json(path: Optional[Path]) -> Optional[Dict[str, Any]]:
-    return json.loads(path.read_text(encoding="utf8")) if path and path.exists() else None
-
-
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("model_dir", type=Path, help="The trained pipeline (model-best)")
@@ -239,13 +234,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     errors = validate(ModelMetaSchema, meta)
     if errors:
         raise SystemExit("error: invalid meta.json:\n" + "\n".join(errors))
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_name(args.output.name + ".tmp")
-    with tmp.open("w", encoding="utf8") as f:
-        f.write(json.dumps(meta, indent=2) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, args.output)
+    write_json(args.output, meta)
     print(f"{meta['lang']}_{meta['name']}-{meta['version']}: license {meta['license']}, "
           f"requirements {meta['requirements']} -> {args.output}")
 

@@ -78,26 +78,18 @@ from typing import Dict, List, Optional, Sequence, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data import find_vectors, list_treebanks  # noqa: E402
 from steps import MaxSteps, Runner, Step  # noqa: E402
+from variants import BASELINES, NO_VECTOR_VARIANTS, RELEASE_VARIANTS, release_package_name  # noqa: E402
+from variants import TAGGER_VARIANTS as ALL_VARIANTS  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-ALL_VARIANTS = ("nochar", "mimick", "chartag", "both")
-NO_VECTOR_VARIANTS = ("nochar", "chartag")
-# spaCy's tagger + morphologizer, trained on the same samples (train-tagger-spacy).
-BASELINES = ("spacy",)
 # --recipe: the suffix of the tagger configs (configs/tagger_<variant><suffix>.cfg) and of the
 # runs' folders (the project's `recipe` and `tagger_configs` variables).
 RECIPES = {"paper": "", "v2": "_v2", "v3": "_v3", "lowres": "_lowres"}
 # --release: the best measured full-data recipe (docs/low_resource.md, full data: Both with the
-# lowres configs, 30 epochs, the n-gram Mimick model), char->tag where there is no Mimick model.
-RELEASE_VARIANTS = ("both", "chartag")
+# lowres configs, 30 epochs, the n-gram Mimick model; RELEASE_VARIANTS: char->tag where there is
+# no Mimick model).
 RELEASE_EPOCHS = 30
 RELEASE_MIMICK_ARCH = "spacy_mimick.MimickNgram.v1"
-
-
-def release_package_name(treebank: str) -> str:
-    """``mimick_ud_<name>`` of a ``UD_<Language>-<Name>`` folder (UD_English-EWT: mimick_ud_ewt)."""
-    name = treebank.split("-", 1)[1] if "-" in treebank else treebank
-    return "mimick_ud_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 def release_model(data_dir: Path, lang: str) -> Optional[Path]:

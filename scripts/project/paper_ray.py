@@ -179,10 +179,9 @@ def run(steps: List[Step], project_dir: Path, force: bool = False, address: Opti
 
 
 def main(argv: Optional[List[str]] = None) -> None:
-    """``python scripts/project/paper_ray.py ARGS`` is ``paper.py --ray ARGS`` (the same options):
-    this process becomes paper.py's (paper.py imports this module for --ray, not the reverse)."""
-    script = str(SCRIPTS_DIR / "paper.py")
-    os.execv(sys.executable, [sys.executable, script, "--ray", *(argv or [])])
+    """``python scripts/project/paper_ray.py ARGS`` is ``paper.py --ray ARGS`` (the same options),
+    run as a process of its own: paper.py imports this module for --ray, not the reverse."""
+    raise SystemExit(subprocess.call([sys.executable, str(SCRIPTS_DIR / "paper.py"), "--ray", *(argv or [])]))
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import LABELS, VARIANTS, Results, load_results  # noqa: E402
+from report import Results, load_results  # noqa: E402
+from variants import LABELS, VARIANTS  # noqa: E402
 
 PANELS = (("pos_acc", "Part-of-speech tagging (accuracy)"), ("attr_micro_f", "Morphosyntactic attributes (micro-F1)"))
 # variant: (colour, marker, line style)

@@ -8,7 +8,6 @@ vectors alone, the vectors with Mimick for missing words, and Mimick alone (the 
 ``python -m spacy_mimick similarity``), written as JSON for ``report.py``.
 """
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -20,6 +19,7 @@ from spacy_mimick.vectors.vectors_io import read_vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import torch_threads  # noqa: E402,F401  (one torch thread, see torch_threads.py)
+from json_files import vectors_name, write_json  # noqa: E402
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -49,9 +49,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                         "covered": result_all.n_covered})
         print(f"{name}: all pairs {result_all.spearman:.1f}, in-vocabulary pairs "
               f"{result_in.spearman if result_in else float('nan'):.1f}, {result_all.n_covered} pairs covered")
-    vectors_name = Path(str(args.vectors)).name.split(".vec")[0]
-    if args.sources is not None and args.sources.exists():
-        vectors_name = (json.loads(args.sources.read_text(encoding="utf8")).get("vectors") or {}).get("name") or vectors_name
+    name = vectors_name(args.sources) or Path(str(args.vectors)).name.split(".vec")[0]
     record = {
         "rare_word": True,
         "treebank": args.treebank,
@@ -59,13 +57,12 @@ def main(argv: Optional[List[str]] = None) -> None:
         "n_pairs": len(pairs),
         "n_in_vocab_pairs": len(in_vocab),
         "lowercase": lowercase,
-        "vectors": {"source": str(args.vectors), "name": vectors_name,
+        "vectors": {"source": str(args.vectors), "name": name,
                     "rows": len(table), "dim": table.dim},
         "model": str(args.model),
         "systems": systems,
     }
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(record, indent=2) + "\n", encoding="utf8")
+    write_json(args.output, record)
     print(f"-> {args.output}")
 
 

@@ -11,23 +11,14 @@ attribute difference, POS on the words outside the training data, the wheel's si
 whose runs are not finished is listed with what is missing.
 """
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from paper import release_package_name  # noqa: E402
-
-VARIANTS = ("both", "chartag")
-
-
-def read(path: Path) -> Optional[Dict[str, Any]]:
-    return json.loads(path.read_text(encoding="utf8")) if path.exists() else None
-
-
-def pct(value: Optional[float]) -> str:
-    return "—" if value is None else f"{100 * value:.2f}"
+from json_files import read_json  # noqa: E402
+from markdown_tables import pct  # noqa: E402
+from variants import RELEASE_VARIANTS, release_package_name  # noqa: E402
 
 
 def p_value(value: Optional[float]) -> str:
@@ -39,14 +30,14 @@ def rows(metrics_dir: Path, dist: Path, recipe: str) -> List[str]:
     for folder in sorted(metrics_dir.glob(f"UD_*{recipe}")):
         treebank = folder.name[: -len(recipe)] if recipe else folder.name
         run = folder / "n0.s0"
-        variant = next((v for v in VARIANTS if (run / f"{v}.json").exists()), None)
-        spacy = read(run / "spacy.json")
+        variant = next((v for v in RELEASE_VARIANTS if (run / f"{v}.json").exists()), None)
+        spacy = read_json(run / "spacy.json")
         if variant is None:
             if run.is_dir():
                 lines.append(f"| {treebank} | (not finished: no both.json / chartag.json in {run}) |" + " |" * 10)
             continue
-        ours = read(run / f"{variant}.json") or {}
-        sig = read(run / f"sig-spacy-{variant}.json") or {}
+        ours = read_json(run / f"{variant}.json") or {}
+        sig = read_json(run / f"sig-spacy-{variant}.json") or {}
         scores, base = ours.get("scores", {}), (spacy or {}).get("scores", {})
         lang = ours.get("lang") or ""
         name = release_package_name(treebank)

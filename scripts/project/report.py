@@ -43,16 +43,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-PAPER_VARIANTS = ("nochar", "mimick", "chartag", "both")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from markdown_tables import DASH, mean_std, pct, write_report  # noqa: E402
+from variants import LABELS, MIMICK_VARIANTS, PAIRS, SPACY, VARIANTS  # noqa: E402
+from variants import TAGGER_VARIANTS as PAPER_VARIANTS  # noqa: E402
+
 SPACY_MODELS_DIR = "spacy_models"
-SPACY = "spacy"  # spaCy's tagger + morphologizer, the baseline outside the paper
-VARIANTS = PAPER_VARIANTS + (SPACY,)
-MIMICK_VARIANTS = ("mimick", "both")  # the variants with Mimick's vectors
-LABELS = {"nochar": "No-Char", "mimick": "Mimick", "chartag": "char→tag", "both": "Both",
-          SPACY: "spaCy tagger+morph."}
-# variant -> (baseline it is tested against)
-PAIRS = {"mimick": "nochar", "both": "chartag"}
-DASH = "—"
 
 # Pinter et al. (2017), N_train = 5,000: Table 2 (POS accuracy) and Table 3 (attribute micro-F1),
 # x 100, in the paper's order, per language code: (No-Char, Mimick, char->tag, Both). Vietnamese has
@@ -163,10 +159,6 @@ def load_results(root: Union[Path, Sequence[Path]]) -> Results:
         if key is not None:
             results.sigs[(*key, data["a"], data["b"])] = data
     return results
-
-
-def pct(value: Optional[float], digits: int = 2) -> str:
-    return DASH if value is None else f"{100 * value:.{digits}f}"
 
 
 def mark(text: str, delta: Optional[float], p_value: Optional[float], alpha: float) -> str:
@@ -354,14 +346,6 @@ def rare_word_table(results: Results) -> List[str]:
                          f"| {rho(system.get('all'))} | {system.get('covered', DASH)} |")
         lines.append("")
     return lines
-
-
-def mean_std(values: List[float]) -> str:
-    if not values:
-        return DASH
-    if len(values) == 1:
-        return f"{100 * values[0]:.2f}"
-    return f"{100 * statistics.mean(values):.2f} ± {100 * statistics.stdev(values):.2f}"
 
 
 def runs_table(results: Results) -> List[str]:
@@ -598,11 +582,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     settings = [int(s) for s in args.settings.split(",")] if args.settings else None
     results = load_results([args.metrics_dir, *args.more_dirs])
     text = render(results, settings, args.gains_n_tokens, args.alpha)
-    output = args.output or args.metrics_dir / "report.md"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(text, encoding="utf8")
-    print(text)
-    print(f"-> {output}")
+    write_report(text, args.output or args.metrics_dir / "report.md")
 
 
 if __name__ == "__main__":

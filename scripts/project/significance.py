@@ -17,32 +17,20 @@ morph, UAS and LAS and the sentence bootstrap Z-test for LAS
 (:func:`spacy_mimick.ud.significance.compare_outcomes`).
 """
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy
 import spacy
-from spacy.tokens import DocBin
 from spacy.training import Example
 
 from spacy_mimick.ud.scorer import token_level_results, token_outcomes
 from spacy_mimick.ud.significance import compare_outcomes, compare_systems, mcnemar
 
-
-def load_examples(gold_path: Path, pred_path: Path, vocab) -> List[Example]:
-    gold = list(DocBin().from_disk(gold_path).get_docs(vocab))
-    pred = list(DocBin().from_disk(pred_path).get_docs(vocab))
-    if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
-        raise SystemExit(f"error: {pred_path} does not hold predictions for the sentences of {gold_path}")
-    return [Example(p, g) for p, g in zip(pred, gold)]
-
-
-def training_forms(path: Path, vocab) -> Set[str]:
-    """The word forms of a training set (.spacy): the vocabulary that decides which test tokens
-    are OOV (the paper's "OOV (UD)" columns)."""
-    return {t.text for doc in DocBin().from_disk(path).get_docs(vocab) for t in doc}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docbins import load_examples, training_forms  # noqa: E402
+from json_files import write_json  # noqa: E402
 
 
 def subset_test(examples_a: List[Example], examples_b: List[Example], outside: Callable[[str], bool]) -> Dict[str, Any]:
@@ -109,8 +97,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             mask = numpy.array([outside(form) for form in outcomes_a.forms], dtype=bool)
             result["outcomes"][name] = compare_outcomes(outcomes_a, outcomes_b, mask, n_samples=args.n_samples,
                                                         seed=args.seed)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(result, indent=2) + "\n", encoding="utf8")
+    write_json(args.output, result)
 
     def fmt(delta, p):
         return "-" if delta is None else f"{100 * delta:+.2f} (p={p:.3g})"

@@ -35,13 +35,16 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from spacy_mimick.ud.significance import mcnemar_counts
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from markdown_tables import mean_std, write_report  # noqa: E402
+
 RUN_DIR = re.compile(r"^n(\d+)\.s(\d+)$")
 VARIANTS = ("spacy", "mimick")
 # (label, score key without the subset prefix)
 METRICS = (("POS", "pos_acc"), ("XPOS (tagger)", "tag_acc"), ("morph (FEATS acc.)", "morph_acc"), ("attr. micro-F1", "attr_micro_f"),
            ("UAS", "dep_uas"), ("LAS", "dep_las"))
 SUBSETS = (("all", ""), ("no vector", "oov_vec_"), ("unseen in training", "oov_train_"))
-DASH = "–"
+DASH = "–"  # en dash: the report's own (report.py's tables have an em dash)
 
 
 def load_runs(root: Path) -> Dict[Tuple[str, int], Dict[int, Dict[str, Any]]]:
@@ -61,17 +64,6 @@ def load_runs(root: Path) -> Dict[Tuple[str, int], Dict[int, Dict[str, Any]]]:
                 data[key] = json.loads((run_dir / name).read_text(encoding="utf8"))
         settings.setdefault((run_dir.parent.name, n_tokens), {})[seed] = data
     return settings
-
-
-def pct(value: Optional[float]) -> str:
-    return DASH if value is None else f"{100 * value:.2f}"
-
-
-def mean_std(values: List[float]) -> str:
-    if not values:
-        return DASH
-    mean = 100 * statistics.mean(values)
-    return f"{mean:.2f}" if len(values) < 2 else f"{mean:.2f} ± {100 * statistics.stdev(values):.2f}"
 
 
 def p_fmt(p: Optional[float]) -> str:
@@ -123,7 +115,7 @@ def setting_tables(treebank: str, n_tokens: int, runs: Dict[int, Dict[str, Any]]
             values = {v: [runs[s][v]["scores"].get(prefix + key) for s in seeds] for v in variants}
             if any(x is None for v in variants for x in values[v]):
                 continue
-            row = f"| {subset} | {label} | " + " | ".join(mean_std(values[v]) for v in variants)
+            row = f"| {subset} | {label} | " + " | ".join(mean_std(values[v], DASH) for v in variants)
             for base in ("spacy", "spacy_lower") if lower else ("spacy",):
                 row += f" | {100 * statistics.mean(b - a for a, b in zip(values[base], values['mimick'])):+.2f}"
             lines.append(row + " |")
@@ -164,11 +156,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("metrics", type=Path, help="metrics/spacy_models")
     parser.add_argument("--output", "-o", type=Path, required=True, help="Markdown file to write")
     args = parser.parse_args(argv)
-    text = report(args.metrics)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text, encoding="utf8")
-    print(text)
-    print(f"-> {args.output}")
+    write_report(report(args.metrics), args.output)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ import os
 import shlex
 import subprocess
 import sys
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, TextIO, Tuple
@@ -201,11 +200,12 @@ class Runner:
         runner read it), written to a temporary file and renamed (a reader never sees half)."""
         from filelock import FileLock
 
+        from spacy_mimick.atomic import atomic_file
+
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(f"{self.lock_path}.lock"):
             self.lock = json.loads(self.lock_path.read_text()) if self.lock_path.exists() else {}
             self.lock[key] = state
-            tmp = self.lock_path.with_suffix(f".{os.getpid()}.{uuid.uuid4().hex}.tmp")
-            tmp.write_text(json.dumps(self.lock, indent=1))
-            tmp.replace(self.lock_path)
+            with atomic_file(self.lock_path, "w") as out:
+                out.write(json.dumps(self.lock, indent=1))
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import List, Optional
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import LABELS, PAIRS, Results, load_results, score_table, setting_label  # noqa: E402
+from report import Results, load_results, score_table, setting_label  # noqa: E402
+from variants import LABELS, PAIRS  # noqa: E402
 
 
 def p_text(p_value: Optional[float], alpha: float) -> str:

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import numpy
 import spacy
-from spacy.tokens import DocBin
 from spacy.vectors import Vectors
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from evaluate import evaluate_pipeline, read_docs  # noqa: E402
+from docbins import read_docs, training_forms  # noqa: E402
+from evaluate import evaluate_pipeline  # noqa: E402
 
 from spacy_mimick.vectors.mimick_vectors import MimickVectors, install, table_of  # noqa: E402
 
@@ -72,7 +72,7 @@ def main(argv=None) -> None:
     full_rows = table_of(base.vocab.vectors).shape[0]
     train_words = None
     if args.train:
-        train_words = {t.text for doc in DocBin().from_disk(args.train).get_docs(base.vocab) for t in doc}
+        train_words = training_forms(args.train, base.vocab)
     runs = [("full", full_rows)] + [(m, n) for n in sizes for m in methods if n < full_rows]
     rows = []
     for method, n_rows in tqdm(runs, desc="table sizes", unit="run"):
@@ -81,7 +81,7 @@ def main(argv=None) -> None:
         if method != "full":
             cut(nlp, n_rows, method)
         cut_s = time.perf_counter() - start
-        gold = read_docs(args.test, nlp)
+        gold = read_docs(args.test, nlp.vocab)
         result = evaluate_pipeline(nlp, gold, train_words)
         with tempfile.TemporaryDirectory() as tmp:
             nlp.vocab.to_disk(Path(tmp) / "vocab")
