@@ -16,6 +16,8 @@ setup(
     python_requires=">=3.9",
     packages=find_packages(include=["spacy_mimick", "spacy_mimick.*"]),
     include_package_data=True,
+    # The tagger's config templates, which init-config writes (spacy_mimick/tagger/recipes.py).
+    package_data={"spacy_mimick.tagger": ["configs/*.cfg"]},
     install_requires=[
         # spaCy and thinc: the pipeline, registries, DocBin, Scorer.
         "spacy>=3.8,<3.9",
@@ -61,9 +63,9 @@ setup(
             "spacy_mimick.MimickNgram.v1 = spacy_mimick.vectors.mimick_model:build_mimick_ngram_v1",
             "spacy_mimick.MimickHybrid.v1 = spacy_mimick.vectors.mimick_model:build_mimick_hybrid_v1",
             "spacy_mimick.MimickTagger.v1 = spacy_mimick.tagger.tagger_model:build_mimick_tagger_v1",
-            "spacy_mimick.MimickTagger.v2 = spacy_mimick.tagger.tagger_model:build_mimick_tagger_v2",
             "spacy_mimick.MimickTagger.v3 = spacy_mimick.tagger.tagger_model:build_mimick_tagger_v3",
-            "spacy_mimick.MimickTagger.v4 = spacy_mimick.tagger.tagger_model:build_mimick_tagger_v4",
+            "spacy_mimick.MimickTagger.v2 = spacy_mimick.tagger.tagger_model:build_removed_mimick_tagger_v2",
+            "spacy_mimick.MimickTagger.v4 = spacy_mimick.tagger.tagger_model:build_removed_mimick_tagger_v4",
             "spacy_mimick.MimickTagger.v5 = spacy_mimick.tagger.tagger_model:build_mimick_tagger_v5",
             # Names of spacy-mimick 0.1's saved configs, now spaCy's own layers (legacy_layers.py).
             "spacy_mimick.MimickStaticVectors.v1 = spacy_mimick.tagger.legacy_layers:mimick_static_vectors",
@@ -80,9 +82,6 @@ setup(
         "spacy_readers": [
             "spacy_mimick.ConllCorpus.v1 = spacy_mimick.ud.corpus:create_conllu_corpus_reader",
             "spacy_mimick.ConllCorpus.v2 = spacy_mimick.ud.corpus:create_conllu_corpus_reader_v2",
-        ],
-        "spacy_augmenters": [
-            "spacy_mimick.upper_case.v1 = spacy_mimick.tagger.augment:create_upper_casing_augmenter",
         ],
         "thinc_schedules": [
             "spacy_mimick.warmup_linear_epochs.v1 = spacy_mimick.tagger.schedules:warmup_linear_epochs",

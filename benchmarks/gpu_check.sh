@@ -43,12 +43,13 @@ cat "$OUT/mimick.md"
 
 python3 -c "import spacy; from spacy.training.initialize import convert_vectors; nlp=spacy.blank('en'); convert_vectors(nlp, 'assets/glove.6B.50d.top20k.txt.gz', truncate=0, prune=-1, mode='default'); nlp.to_disk('$OUT/vectors')"
 [ -d "$OUT/mimick" ] || python3 -m spacy_mimick train assets/glove.6B.50d.top20k.txt.gz "$OUT/mimick" --paper --max-epochs 2 --quiet
+python3 -m spacy_mimick init-config "$OUT/tagger_both.cfg" --variant both
 printf "\nTagger MimickTagger.v3 (Both), 1 epoch on %s train\n\n" "$A" > "$OUT/table.md"
 printf "| device | train s | train words/s | test POS | test attr micro-F1 | mimick_vectors ran on |\n|---|---:|---:|---:|---:|---|\n" >> "$OUT/table.md"
 for gpu in $GPUS; do
   name=$(name_of "$gpu")
   start=$(date +%s.%N)
-  python3 -m spacy train configs/tagger_both_v3.cfg --output "$OUT/$name" --paths.train $A/en_ewt-ud-train.conllu \
+  python3 -m spacy train "$OUT/tagger_both.cfg" --output "$OUT/$name" --paths.train $A/en_ewt-ud-train.conllu \
       --paths.dev $A/en_ewt-ud-dev.conllu --paths.vectors "$OUT/vectors" --paths.mimick_model "$OUT/mimick" \
       --training.max_epochs 1 --training.eval_frequency 1000 --gpu-id "$gpu" > "$OUT/$name.log" 2>&1
   end=$(date +%s.%N)

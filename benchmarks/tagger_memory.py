@@ -1,6 +1,6 @@
 """Memory of a CPU tagger training on UD_Russian-Taiga, with and without the glibc fix.
 
-Runs ``spacy train configs/tagger_nochar.cfg`` on the full Taiga training set (navec vectors,
+Runs ``spacy train`` with the paper's No-Char config (``init-config --variant nochar --recipe paper``) on the full Taiga training set (navec vectors,
 300-d) for ``--steps`` updates, once per setting, one after the other, and samples each run's
 resident memory (VmRSS) every half second:
 
@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
+
+from spacy_mimick.tagger.recipes import config_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared/data"
@@ -67,7 +69,9 @@ def rss_mb(pid: int) -> Optional[float]:
 def run_setting(env_extra: Dict[str, str], args: List[str], vectors: Path, steps: int,
                 out_dir: Path) -> Dict[str, float]:
     env = dict(os.environ, OMP_NUM_THREADS="1", **env_extra)
-    cmd = [sys.executable, "-m", "spacy", "train", str(ROOT / "configs/tagger_nochar.cfg"),
+    config = out_dir.parent / "tagger_nochar.paper.cfg"
+    config.write_text(config_text("nochar", "paper"), encoding="utf8")
+    cmd = [sys.executable, "-m", "spacy", "train", str(config),
            "--output", str(out_dir),
            "--paths.train", str(TAIGA / "ru_taiga-ud-train.conllu"),
            "--paths.dev", str(TAIGA / "ru_taiga-ud-dev.conllu"),

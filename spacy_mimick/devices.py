@@ -8,8 +8,7 @@ weights or the one these functions return, so the same code runs on the CPU and 
   or ``spacy train --gpu-id N`` (thinc's ``CupyOps``), the CPU otherwise, as spaCy's own
   PyTorch-wrapped models do (``thinc.util.get_torch_default_device``).
 """
-from contextlib import contextmanager
-from typing import Dict, Iterator
+from typing import Dict
 
 import torch
 from thinc.util import get_torch_default_device
@@ -52,20 +51,3 @@ def batch_to(batch: Dict[str, torch.Tensor], device: torch.device) -> Dict[str, 
     ``pack_padded_sequence`` takes its lengths on the CPU on every device."""
     return {name: value if name == "lengths" else value.to(device, non_blocking=True)
             for name, value in batch.items()}
-
-
-@contextmanager
-def torch_threads(n_threads: int) -> Iterator[None]:
-    """Run the block's torch CPU work on ``n_threads`` threads (0: as torch is set), then restore
-    the caller's setting. The components predict in small batches, where torch's default of one
-    thread per core is many times slower as soon as another process keeps a core busy
-    (benchmarks/threads.py, docs/speed.md)."""
-    old = torch.get_num_threads()
-    if n_threads <= 0 or n_threads == old:
-        yield
-        return
-    torch.set_num_threads(n_threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)

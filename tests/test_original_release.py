@@ -440,17 +440,20 @@ def empty_vectors_dir(tmp_path_factory):
     return path
 
 
-@pytest.mark.parametrize("variant, vectors", [
-    ("nochar", None), ("chartag", None), ("mimick", None), ("both", None), ("mimick_v3", None),
-    ("mimick", "empty"),
+@pytest.mark.parametrize("variant, recipe, vectors", [
+    ("nochar", "paper", None), ("chartag", "paper", None), ("mimick", "paper", None), ("both", "paper", None),
+    ("mimick", "default", None), ("mimick", "paper", "empty"),
 ])
-def test_tagger_variants_train_without_a_vectors_table(tr_model_dir, empty_vectors_dir, tmp_path, variant, vectors):
+def test_tagger_variants_train_without_a_vectors_table(tr_model_dir, empty_vectors_dir, tmp_path, variant, recipe,
+                                                       vectors):
     import spacy
     from spacy.cli.train import train
-    from conftest import REPO
+    from spacy_mimick.tagger.recipes import config_text
 
+    config = tmp_path / "config.cfg"
+    config.write_text(config_text(variant, recipe), encoding="utf8")
     train(
-        REPO / "configs" / f"tagger_{variant}.cfg",
+        config,
         tmp_path / "out",
         overrides={
             "nlp.lang": "tr",

@@ -1026,13 +1026,16 @@ def _(tmp):
 
 
 @scenario("spacy-train-no-mimick-model", "clear errors", "a config with mimick_vectors, no --paths.mimick_model",
-          "spacy train configs/tagger_mimick.cfg ...", "[mimick_vectors] has no Mimick model: set "
+          "init-config tagger_mimick.cfg --variant mimick; spacy train tagger_mimick.cfg ...", "[mimick_vectors] has no Mimick model: set "
           "--paths.mimick_model DIR on the spacy train command line, or "
           "[initialize.components.mimick_vectors] model_path in the config")
 def _(tmp):
+    from spacy_mimick.tagger.recipes import config_text
+
     pipeline, corpus = glove_pipeline(tmp), ewt_slice(tmp, 20)
+    (tmp / "tagger_mimick.cfg").write_text(config_text("mimick"), encoding="utf8")
     result = subprocess.run(
-        [sys.executable, "-m", "spacy", "train", REPO / "configs" / "tagger_mimick.cfg", "--paths.train", corpus,
+        [sys.executable, "-m", "spacy", "train", tmp / "tagger_mimick.cfg", "--paths.train", corpus,
          "--paths.dev", corpus, "--paths.vectors", pipeline], capture_output=True, text=True, cwd=tmp,
         env={**os.environ, "OMP_NUM_THREADS": "1",
              "PYTHONPATH": os.pathsep.join(filter(None, [str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")]))})

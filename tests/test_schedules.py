@@ -60,11 +60,15 @@ def test_a_run_shorter_than_the_warm_up_warns():
         warmup_linear_epochs(0.005, 300, 0, 2, corpus, _batcher())
 
 
-def test_lowres_config_decays_over_its_own_training_file():
-    """The lowres config as `spacy train` resolves it, max_steps 0 (its default): the decay ends
+def test_lowres_config_decays_over_its_own_training_file(tmp_path):
+    """The default (lowres) config as `spacy train` resolves it, max_steps 0 (its default): the decay ends
     after max_epochs x the file's batches (with thinc's warmup_linear and total_steps =
     ${training.max_steps}, the rate was 0 from the end of warm-up on)."""
-    config = spacy.util.load_config(REPO / "configs" / "tagger_both_lowres.cfg", overrides={
+    from spacy_mimick.tagger.recipes import config_text
+
+    path = tmp_path / "tagger_both.cfg"
+    path.write_text(config_text("both"), encoding="utf8")
+    config = spacy.util.load_config(path, overrides={
         "paths.train": str(EWT_SLICE), "paths.dev": str(EWT_SLICE), "corpora.train.limit": 200,
         "training.max_epochs": 20})
     assert config["training"]["max_steps"] == 0

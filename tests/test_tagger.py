@@ -1,10 +1,12 @@
 """The joint UPOS + morphological attribute tagger (``mimick_tagger``) on real EWT data."""
 import gzip
 import random
+import re
 from itertools import islice
 from pathlib import Path
 
 import numpy
+
 import pytest
 import spacy
 from spacy.morphology import Morphology
@@ -15,6 +17,7 @@ from spacy.training.initialize import convert_vectors
 from thinc.api import Adam, fix_random_seed
 
 from spacy_mimick.tagger.tagger_component import MimickTagger
+from spacy_mimick.tagger.recipes import RECIPES, VARIANTS, config_text
 from spacy_mimick.tagger.tagger_model import get_train_words
 from spacy_mimick.vectors.mimick_vectors import MIMICK, MimickVectors
 from spacy_mimick.ud.corpus import read_conllu
@@ -353,57 +356,6 @@ def _bundle(token):
     return token.pos_, str(token.morph)
 
 
-def test_bundle_decoding_predicts_only_training_combinations(trained, tmp_path):
-    """decode = "bundles" picks, per token, the POS + features combination seen in training
-    whose heads' log-probabilities sum highest; a trained pipeline switches by config."""
-    nlp, train, dev = trained
-    tagger = nlp.get_pipe("mimick_tagger")
-    seen = {_bundle(t) for eg in train for t in eg.reference}
-    assert len(tagger.cfg["bundles"]) == len(seen)
-    docs = [eg.predicted for eg in dev[:100]]
-    nlp.to_disk(tmp_path / "pipeline")
-    by_bundles = spacy.load(tmp_path / "pipeline", config={"components": {"mimick_tagger": {"decode": "bundles"}}})
-    assert by_bundles.get_pipe("mimick_tagger").decode == "bundles"
-    texts = [doc.text for doc in docs]
-    heads = [[_bundle(t) for t in doc] for doc in nlp.pipe(texts)]
-    bundles = [[_bundle(t) for t in doc] for doc in by_bundles.pipe(texts)]
-    assert all(b in seen for doc in bundles for b in doc)
-    assert any(b not in seen for doc in heads for b in doc)  # what the heads alone do
-    # Where the heads' own combination was seen, it is also the best seen one.
-    same = [h == b for hs, bs in zip(heads, bundles) for h, b in zip(hs, bs) if h in seen]
-    assert same and all(same)
-    # The chosen bundle is the best-scoring one, by brute force on a few tokens.
-    flat = numpy.concatenate(_scores(nlp, docs[:3]))
-    sizes = [len(values) for _, values in tagger._heads]
-    offsets = numpy.cumsum([0] + sizes)
-    log_probs = [
-        flat[:, a:b] - numpy.log(numpy.exp(flat[:, a:b]).sum(axis=1, keepdims=True))
-        for a, b in zip(offsets[:-1], offsets[1:])
-    ]
-    for t in range(len(flat)):
-        totals = [sum(lp[t, v] for lp, v in zip(log_probs, row)) for row in tagger.cfg["bundles"]]
-        chosen = by_bundles.get_pipe("mimick_tagger")._best_bundles(flat[t : t + 1], list(offsets))[0]
-        assert list(chosen) == tagger.cfg["bundles"][int(numpy.argmax(totals))]
-
-
-def test_bundle_decoding_needs_bundles(trained):
-    nlp, train, dev = trained
-    tagger = nlp.get_pipe("mimick_tagger")
-    saved = tagger.cfg["bundles"]
-    tagger.decode = "bundles"
-    try:
-        tagger.cfg["bundles"] = []  # a pipeline trained before bundles were stored
-        with pytest.raises(ValueError, match="learn_bundles"):
-            tagger.predict([dev[0].predicted])
-        assert tagger.learn_bundles(train) == len(saved)
-        assert tagger.cfg["bundles"] == saved
-    finally:
-        tagger.decode = "heads"
-        tagger.cfg["bundles"] = saved
-    with pytest.raises(ValueError, match="decode must be one of"):
-        spacy.blank("en").add_pipe("mimick_tagger", config={"decode": "best"})
-
-
 def test_serialization_round_trips(trained, vectors_dir, tmp_path):
     nlp, _, dev = trained
     docs = [eg.predicted for eg in dev[:50]]
@@ -425,13 +377,16 @@ def test_serialization_round_trips(trained, vectors_dir, tmp_path):
 
 
 @pytest.mark.parametrize(
-    "variant", ["nochar", "mimick", "chartag", "both", "mimick_v2", "both_v2", "mimick_v3", "both_v3", "both_lowres", "nochar_lowres"]
+    "variant, recipe", [(v, r) for r in RECIPES for v in VARIANTS]
 )
-def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant):
+def test_spacy_train_runs(vectors_dir, tiny_mimick, tmp_path, variant, recipe):
+    """Every variant of both recipes, as init-config writes it, trains with spacy train."""
     from spacy.cli.train import train
 
+    config = tmp_path / "config.cfg"
+    config.write_text(config_text(variant, recipe), encoding="utf8")
     train(
-        REPO / "configs" / f"tagger_{variant}.cfg",
+        config,
         tmp_path / "out",
         overrides={
             "paths.train": str(EWT_TRAIN),
@@ -504,7 +459,9 @@ def test_tag_conllu_keeps_the_file_and_replaces_upos_feats(trained, tmp_path):
         assert list(token["feats"] or {}) == sorted(token["feats"] or {}, key=str.lower)
 
 
-V2 = {"@architectures": "spacy_mimick.MimickTagger.v2", "hidden_width": 32, "word_dropout": 0.5}
+# MimickTagger.v3 without Mimick's spelling input: the case classes and word dropout alone.
+V2 = {"@architectures": "spacy_mimick.MimickTagger.v3", "hidden_width": 32, "word_dropout": 0.5,
+      "mimick_features": False}
 
 
 def test_word_shape_classes():
@@ -537,7 +494,7 @@ def _jittered_scores(jitter: bool):
 
 
 @pytest.mark.parametrize("jitter", [False, True], ids=["this-cpu", "avx512-like"])
-def test_v2_sees_case_and_drops_words_only_in_training(vectors_dir, tmp_path, jitter):
+def test_v3_sees_case_and_drops_words_only_in_training(vectors_dir, tmp_path, jitter):
     _scores = _jittered_scores(jitter)
     fix_random_seed(0)
     nlp = _pipeline(vectors_dir, **V2)
@@ -575,20 +532,9 @@ def test_v2_sees_case_and_drops_words_only_in_training(vectors_dir, tmp_path, ji
         numpy.testing.assert_allclose(a, b, **FLOAT_TOLERANCE)
 
 
-def test_v2_refuses_bad_word_dropout(vectors_dir):
+def test_v3_refuses_bad_word_dropout(vectors_dir):
     with pytest.raises(ValueError, match="word_dropout must be in"):
         _pipeline(vectors_dir, **{**V2, "word_dropout": 1.0})
-
-
-@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
-def test_v2_configs_differ_from_v1_only_in_the_tagger_network(variant):
-    v1 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}.cfg", interpolate=False)
-    v2 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v2.cfg", interpolate=False)
-    model_v1 = v1["components"]["mimick_tagger"].pop("model")
-    model_v2 = v2["components"]["mimick_tagger"].pop("model")
-    assert v1 == v2
-    assert model_v2 == {**model_v1, "@architectures": "spacy_mimick.MimickTagger.v2", "hidden_width": 256,
-                        "case_features": True, "word_dropout": 0.1}
 
 
 V3 = {"@architectures": "spacy_mimick.MimickTagger.v3", "hidden_width": 32}
@@ -651,16 +597,6 @@ def test_v3_feeds_mimick_predictions_of_every_token(vectors_dir, tiny_mimick, tm
         numpy.testing.assert_array_equal(x, y)
 
 
-def test_v3_without_mimick_features_is_v2(vectors_dir):
-    fix_random_seed(0)
-    nlp = _pipeline(vectors_dir, **{**V3, "mimick_features": False})
-    train = _examples(nlp, EWT_TRAIN, 10)
-    nlp.initialize(lambda: train)
-    tagger = nlp.get_pipe("mimick_tagger")
-    assert tagger.model.get_ref("net").layers[0].shims[0]._model.spelling_width == 0
-    assert tagger(nlp.make_doc("the cat sat .")).has_annotation("POS")
-
-
 def test_v3_needs_mimick_vectors():
     # A blank pipeline: no table, no mimick_vectors (which would give Mimick's vectors as the
     # static ones): initialize says what to add.
@@ -669,48 +605,6 @@ def test_v3_needs_mimick_vectors():
     ref = Doc(nlp.vocab, words=["a", "b"], pos=["DET", "NOUN"])
     with pytest.raises(ValueError, match="the pipeline's vectors have no Mimick model"):
         nlp.initialize(lambda: [Example(nlp.make_doc("a b"), ref)])
-
-
-@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
-def test_v3_configs_differ_from_v2_only_in_mimick_features(variant):
-    v2 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v2.cfg", interpolate=False)
-    v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
-    uses_mimick = variant in ("mimick", "both")
-    model_v2 = v2["components"]["mimick_tagger"].pop("model")
-    model_v3 = v3["components"]["mimick_tagger"].pop("model")
-    assert model_v3 == {**model_v2, "@architectures": "spacy_mimick.MimickTagger.v3",
-                        "mimick_features": uses_mimick}
-    if uses_mimick:
-        assert v3["components"]["mimick_vectors"].pop("predict_all") is True
-    assert v2 == v3
-
-
-@pytest.mark.parametrize("variant", ["nochar", "mimick", "chartag", "both"])
-def test_lowres_configs_differ_from_v3_only_in_the_training_recipe(variant):
-    """The lowres configs are v3's network with the low-resource training (docs/low_resource.md):
-    batches of 100, 80 epochs, warm-up + linear decay ending where training ends, no early stopping
-    (the decay's end is reached), parameter averages, and dropout 0.2 (the network's one setting
-    the recipe changes); and an empty list of distillation teachers, so that `spacy train` can
-    be given some."""
-    v3 = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_v3.cfg", interpolate=False)
-    lowres = spacy.util.load_config(REPO / "configs" / f"tagger_{variant}_lowres.cfg", interpolate=False)
-    changed = {"max_epochs": 80, "eval_frequency": 250, "patience": 0}
-    assert {k: lowres["training"].pop(k) for k in changed} == changed
-    assert lowres["training"]["max_steps"] == v3["training"]["max_steps"] == 0
-    assert lowres["training"]["batcher"].pop("size") == 100
-    assert lowres["training"]["optimizer"].pop("use_averages") is True
-    assert lowres["training"]["optimizer"].pop("learn_rate") == {
-        "@schedules": "spacy_mimick.warmup_linear_epochs.v1", "initial_rate": 0.005, "warmup_steps": 300,
-        "max_steps": "${training.max_steps}", "max_epochs": "${training.max_epochs}",
-        "corpus": "${corpora.train}", "batcher": "${training.batcher}"}
-    assert lowres["components"]["mimick_tagger"]["model"].pop("dropout") == 0.2
-    assert v3["components"]["mimick_tagger"]["model"].pop("dropout") == 0.5
-    # Where `spacy train` can be given teachers (distillation stays off: the factory's 0.0).
-    assert lowres["initialize"]["components"].pop("mimick_tagger") == {"teachers": []}
-    for key in list(changed) + ["batcher.size", "optimizer.use_averages", "optimizer.learn_rate"]:
-        section, _, name = key.rpartition(".")
-        (v3["training"][section] if section else v3["training"]).pop(name)
-    assert v3 == lowres
 
 
 def test_v3_initializes_behind_a_function_component(vectors_dir, tiny_mimick):
@@ -811,132 +705,11 @@ def test_default_network_is_v3_both_and_says_what_it_needs(vectors_dir, tiny_mim
     assert [t.pos_ for t in nlp("The cat sat.")]
 
 
-V4 = {"@architectures": "spacy_mimick.MimickTagger.v4", "hidden_width": 32, "char_hidden": 16,
-      "hash_width": 8}
-
-
-def test_v4_embeds_spacy_attributes_as_thincs_hash_embed_does(vectors_dir, tiny_mimick, tmp_path):
-    """MimickTagger.v4's subword input is spaCy's MultiHashEmbed lookup: the same keys (value
-    hashed four times, seeds 8, 9, ...) into the same kind of table, four rows summed."""
-    from spacy.attrs import NORM, PREFIX, SHAPE, SUFFIX
-    from thinc.api import HashEmbed
-
-    fix_random_seed(0)
-    nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V4)
-    train = _examples(nlp, EWT_TRAIN, 20)
-    optimizer = nlp.initialize(lambda: train)
-    for _ in range(2):
-        losses = nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])
-        assert numpy.isfinite(losses["mimick_tagger"])
-    tagger = nlp.get_pipe("mimick_tagger")
-    net = tagger.model.get_ref("net").layers[0].shims[0]._model
-    assert [t.num_embeddings for t in net.hash_embed] == [5000, 1000, 2500, 2500]
-    doc = nlp("Zorblaxing quickly , Zumping 1984 .")
-    X = tagger.model.get_ref("featurizer").predict([doc])
-    assert X.hash_ids.shape == (len(doc), 4, 4)
-    values = doc.to_array([NORM, PREFIX, SUFFIX, SHAPE])
-    for i, table in enumerate(net.hash_embed):
-        thinc_table = HashEmbed(8, table.num_embeddings, seed=8 + i)
-        thinc_table.initialize()
-        thinc_table.set_param("E", table.weight.detach().numpy().copy())
-        expected = thinc_table.predict(values[:, i].astype("uint64"))
-        import torch
-
-        ours = table(torch.from_numpy(X.hash_ids[:, i] % table.num_embeddings)).sum(dim=1)
-        numpy.testing.assert_allclose(ours.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
-    # Same prefix / suffix / shape, same keys; another NORM, other keys.
-    assert (X.hash_ids[0, 1:] == X.hash_ids[3, 1:]).all() and not (X.hash_ids[0, 0] == X.hash_ids[3, 0]).all()
-    # Round trips: bytes into a fresh component, and spacy.load of the saved pipeline.
-    docs = [nlp(t) for t in ["The zorblaxian cat sat on the mat .", "Dogs bark ."]]
-    fresh = _v3_pipeline(vectors_dir, tiny_mimick, **V4)
-    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
-    for x, y in zip(tagger.model.predict(docs), fresh.get_pipe("mimick_tagger").model.predict(docs)):
-        numpy.testing.assert_array_equal(x, y)
-    nlp.to_disk(tmp_path / "v4")
-    loaded = spacy.load(tmp_path / "v4")
-    for x, y in zip(tagger.model.predict(docs), loaded.get_pipe("mimick_tagger").model.predict(docs)):
-        numpy.testing.assert_array_equal(x, y)
-
-
-def test_v4_without_hash_attrs_is_v3(vectors_dir, tiny_mimick):
-    """The same seed gives the same weights and scores as v3 when the hash input is off."""
-    results = []
-    for arch in ({**V4, "hash_attrs": [], "hash_rows": []}, {**V3, "char_hidden": 16}):
-        fix_random_seed(0)
-        nlp = _v3_pipeline(vectors_dir, tiny_mimick, **arch, dropout=0.2, char_embed=20)
-        train = _examples(nlp, EWT_TRAIN, 10)
-        optimizer = nlp.initialize(lambda: train)
-        nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])
-        tagger = nlp.get_pipe("mimick_tagger")
-        assert len(tagger.model.get_ref("net").layers[0].shims[0]._model.hash_embed) == 0
-        results.append(tagger.model.predict([nlp("the cat sat .")])[0])
-    numpy.testing.assert_array_equal(results[0], results[1])
-
-
-@pytest.mark.parametrize(
-    "settings,message",
-    [
-        ({"hash_attrs": ["NORM", "SUFIX"]}, r"\['SUFIX'\] are not spaCy token attributes"),
-        ({"hash_attrs": ["NORM", "SUFFIX"], "hash_rows": [5000]}, "1 table sizes for 2 hash_attrs"),
-        ({"hash_rows": [5000, 0, 2500, 2500]}, "hash_rows must be >= 1"),
-        ({"hash_width": 0}, "hash_width must be >= 1"),
-    ],
-)
-def test_v4_refuses_bad_hash_settings(settings, message):
-    nlp = spacy.blank("en")
-    with pytest.raises(ValueError, match=message):
-        nlp.add_pipe("mimick_tagger", config={"model": {**V4, **settings}})
-
-
 V5 = {"@architectures": "spacy_mimick.MimickTagger.v5", "hidden_width": 32, "char_hidden": 16}
 
 
-def test_v5_shows_table_words_as_mimicks_oov_words_in_training(vectors_dir, tiny_mimick, tmp_path):
-    """mimick_dropout: in training, a share of the tokens with a table row get Mimick's
-    prediction for their form and no delta, as a word the table lacks has at test time; tokens
-    without a row, and every token outside training, keep their vectors."""
-    from spacy_mimick.vectors.mimick_model import MimickModel
-
-    fix_random_seed(0)
-    nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, mimick_features=False, mimick_dropout=0.5)
-    train = _examples(nlp, EWT_TRAIN, 20)
-    optimizer = nlp.initialize(lambda: train)
-    assert numpy.isfinite(nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])["mimick_tagger"])
-    tagger = nlp.get_pipe("mimick_tagger")
-    featurizer = tagger.model.get_ref("featurizer")
-    docs = [nlp.get_pipe("mimick_vectors")(eg.predicted) for eg in train]
-    words = [t.text for doc in docs for t in doc]
-    exact = numpy.array([nlp.vocab.vectors.find(key=t.orth) >= 0 for doc in docs for t in doc])
-    backoff = numpy.array([nlp.vocab.vectors.find(key=t.lower) >= 0 for doc in docs for t in doc]) & ~exact
-    in_table = exact | backoff  # GloVe is lowercase: "The" has the row of "the"
-    assert 0 < (~in_table).sum() < in_table.sum() and backoff.sum() >= 10
-    clean = featurizer.predict(docs)
-    assert clean.spelling.shape[1] == 0  # mimick_features off: the predictions come from the docs
-    mimick = MimickModel.from_disk(tiny_mimick).predict(words)
-    n_dropped = n_backoff_dropped = 0
-    for _ in range(3):
-        X, _ = featurizer(docs, is_train=True)
-        dropped = ~numpy.isclose(X.vectors, clean.vectors, atol=1e-6).all(axis=1)
-        assert not dropped[~in_table].any()  # Mimick's vector already, left as it is
-        numpy.testing.assert_allclose(X.vectors[dropped], mimick[dropped], atol=1e-5)
-        assert (X.word_ids[dropped] == 0).all()
-        n_dropped += dropped.sum()
-        n_backoff_dropped += dropped[backoff].sum()
-    assert n_backoff_dropped > 0
-    # About half of the table tokens each time (binomial, 3 x ~270 draws at p = 0.5).
-    assert 0.4 < n_dropped / (3 * in_table.sum()) < 0.6
-    # Prediction never drops; the setting is saved with the pipeline.
-    numpy.testing.assert_array_equal(featurizer.predict(docs).vectors, clean.vectors)
-    nlp.to_disk(tmp_path / "v5")
-    loaded = spacy.load(tmp_path / "v5")
-    assert loaded.get_pipe("mimick_tagger").model.get_ref("featurizer").attrs["mimick_dropout"] == 0.5
-    test_docs = [nlp(t) for t in ["The zorblaxian cat sat on the mat .", "Dogs bark ."]]
-    for x, y in zip(tagger.model.predict(test_docs), loaded.get_pipe("mimick_tagger").model.predict(test_docs)):
-        numpy.testing.assert_array_equal(x, y)
-
-
 def test_v5_without_its_settings_is_v3(vectors_dir, tiny_mimick):
-    """The same seed gives the same scores as v3 without vector_sources, mimick_dropout and vector_scale."""
+    """The same seed gives the same scores as v3 with vector_scale at its default, 1."""
     results = []
     for arch in ({**V5},  # every setting at its default: off
                  {**V3, "char_hidden": 16, "dropout": 0.2, "char_embed": 20}):
@@ -949,70 +722,6 @@ def test_v5_without_its_settings_is_v3(vectors_dir, tiny_mimick):
     numpy.testing.assert_array_equal(results[0], results[1])
 
 
-@pytest.mark.parametrize("value", [-0.1, 1.0])
-def test_v5_refuses_bad_mimick_dropout(value):
-    with pytest.raises(ValueError, match=r"mimick_dropout must be in \[0, 1\)"):
-        spacy.blank("en").add_pipe("mimick_tagger", config={"model": {**V5, "mimick_dropout": value}})
-
-
-def test_v5_mimick_dropout_needs_mimick_vectors(vectors_dir):
-    """Without mimick_features, mimick_dropout still needs Mimick's predictions of every form:
-    initialize says so, and how to turn it off."""
-    nlp = _pipeline(vectors_dir, **V5, mimick_features=False, mimick_dropout=0.1)
-    train = _examples(nlp, EWT_TRAIN, 5)
-    with pytest.raises(ValueError, match=r"mimick_dropout > 0.*set mimick_dropout = 0"):
-        nlp.initialize(lambda: train)
-
-
-def test_v5_tells_the_tagger_where_each_vector_came_from(vectors_dir, tiny_mimick, tmp_path):
-    """vector_sources: a one-hot of table row / Mimick / none beside each token's input. A
-    capitalised form whose lowercase has a row counts as the table's, through either lowercase
-    backoff (the tagger's or mimick_vectors'); a token dropped to Mimick in training counts as
-    Mimick's."""
-    from spacy_mimick.tagger.tagger_model import VECTOR_SOURCES
-
-    fix_random_seed(0)
-    nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, mimick_dropout=0.5, vector_sources=True)
-    train = _examples(nlp, EWT_TRAIN, 20)
-    optimizer = nlp.initialize(lambda: train)
-    assert numpy.isfinite(nlp.update(train, sgd=optimizer, annotates=["mimick_vectors"])["mimick_tagger"])
-    tagger = nlp.get_pipe("mimick_tagger")
-    net = tagger.model.get_ref("net").layers[0].shims[0]._model
-    assert net.n_sources == len(VECTOR_SOURCES) == 3
-    featurizer = tagger.model.get_ref("featurizer")
-    doc = nlp("The zorblaxian man said .")
-    X = featurizer.predict([doc])
-    assert [VECTOR_SOURCES[i] for i in X.sources] == ["table", "mimick", "table", "table", "table"]
-    # Without mimick_vectors' backoff, "The" gets Mimick's prediction, and is Mimick's.
-    nlp.get_pipe("mimick_vectors").cfg["lowercase_backoff"] = False
-    assert [VECTOR_SOURCES[i] for i in featurizer.predict([nlp("The man")]).sources] == ["mimick", "table"]
-    nlp.get_pipe("mimick_vectors").cfg["lowercase_backoff"] = True
-    # No vector at all: a blank pipeline (no table, no Mimick) gives "none".
-    blank = _pipeline(None, **V5, mimick_features=False, vector_sources=True)
-    blank.initialize(lambda: _examples(blank, EWT_TRAIN, 5))
-    X = blank.get_pipe("mimick_tagger").model.get_ref("featurizer").predict([blank.make_doc("the cat")])
-    assert [VECTOR_SOURCES[i] for i in X.sources] == ["none", "none"]
-    # In training, the tokens dropped to Mimick are Mimick's; the others keep their source.
-    docs = [nlp.get_pipe("mimick_vectors")(eg.predicted) for eg in train]
-    clean = featurizer.predict(docs)
-    Xt, _ = featurizer(docs, is_train=True)
-    dropped = ~numpy.isclose(Xt.vectors, clean.vectors, atol=1e-6).all(axis=1)
-    assert dropped.any()
-    assert (Xt.sources[dropped] == VECTOR_SOURCES.index("mimick")).all()
-    numpy.testing.assert_array_equal(Xt.sources[~dropped], clean.sources[~dropped])
-    # The one-hot reaches the network: another source, other scores.
-    scores = []
-    for source in ("table", "mimick"):
-        X = featurizer.predict([doc])
-        X.sources[:] = VECTOR_SOURCES.index(source)
-        scores.append(tagger.model.get_ref("net").predict(X)[0])
-    assert not numpy.allclose(scores[0], scores[1])
-    nlp.to_disk(tmp_path / "v5")
-    loaded = spacy.load(tmp_path / "v5")
-    for x, y in zip(tagger.model.predict([doc]), loaded.get_pipe("mimick_tagger").model.predict([nlp(doc.text)])):
-        numpy.testing.assert_array_equal(x, y)
-
-
 def test_v5_vector_scale_multiplies_every_static_input(vectors_dir, tiny_mimick):
     """vector_scale: the table rows, Mimick's vectors and the spelling input, times the factor;
     the other inputs as they were."""
@@ -1020,7 +729,7 @@ def test_v5_vector_scale_multiplies_every_static_input(vectors_dir, tiny_mimick)
     inputs = {}
     for scale in (1.0, 0.25):
         fix_random_seed(0)
-        nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, vector_scale=scale, vector_sources=True)
+        nlp = _v3_pipeline(vectors_dir, tiny_mimick, **V5, vector_scale=scale)
         train = _examples(nlp, EWT_TRAIN, 10)
         nlp.initialize(lambda: train)
         docs = [nlp("The zorblaxian man said .")]
@@ -1029,91 +738,49 @@ def test_v5_vector_scale_multiplies_every_static_input(vectors_dir, tiny_mimick)
     numpy.testing.assert_allclose(scaled.vectors, 0.25 * plain.vectors, rtol=1e-6)
     numpy.testing.assert_allclose(scaled.spelling, 0.25 * plain.spelling, rtol=1e-6)
     numpy.testing.assert_array_equal(scaled.char_ids, plain.char_ids)
-    numpy.testing.assert_array_equal(scaled.sources, plain.sources)
+    numpy.testing.assert_array_equal(scaled.shapes, plain.shapes)
     assert not numpy.allclose(plain.vectors, 0)
     for bad in (0.0, -1.0):
         with pytest.raises(ValueError, match="vector_scale must be a positive number"):
             spacy.blank("en").add_pipe("mimick_tagger", config={"model": {**V5, "vector_scale": bad}})
 
-def _teacher(trained, tmp_path):
-    """The module's trained No-Char tagger, saved as a teacher pipeline."""
+
+
+@pytest.mark.parametrize("arch, replacement", [
+    ("spacy_mimick.MimickTagger.v2", 'MimickTagger.v3 with "mimick_features = false"'),
+    ("spacy_mimick.MimickTagger.v4", "use MimickTagger.v3"),
+])
+def test_removed_architectures_say_what_replaced_them(arch, replacement):
+    with pytest.raises(ValueError, match=f"{arch} was removed: .*{re.escape(replacement)}"):
+        spacy.blank("en").add_pipe("mimick_tagger", config={"model": {"@architectures": arch, "hidden_width": 32}})
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"distillation": 0.5}, "distillation was removed"),
+    ({"decode": "bundles"}, "decode = 'bundles' was removed"),
+    ({"model": {**V5, "mimick_dropout": 0.1}}, "vector_sources and mimick_dropout were removed"),
+    ({"model": {**V5, "vector_sources": True}}, "vector_sources and mimick_dropout were removed"),
+])
+def test_removed_settings_are_refused_with_a_reason(config, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        spacy.blank("en").add_pipe("mimick_tagger", config=config)
+
+
+def test_configs_saved_with_the_removed_settings_off_still_load(trained, tmp_path):
+    """Pipelines saved before the removal hold distillation = 0.0, decode = "heads", v5's
+    vector_sources = false and mimick_dropout = 0.0, and [initialize] teachers = []."""
     nlp, train, _ = trained
-    nlp.to_disk(tmp_path / "teacher")
-    return nlp, train, str(tmp_path / "teacher")
-
-
-def test_distillation_mixes_the_teachers_probabilities_into_the_targets(trained, vectors_dir, tmp_path):
-    """distillation d: each head's target is (1 - d) x the (smoothed) gold one-hot + d x the
-    teachers' mean probabilities; the teachers come from initialize and are not saved."""
-    from thinc.api import to_categorical
-
-    teacher_nlp, train, path = _teacher(trained, tmp_path)
-    nlp = _pipeline(vectors_dir, dropout=0.2)
-    nlp.initialize(lambda: train)
-    nlp.get_pipe("mimick_tagger").cfg["distillation"] = 0.3
-    nlp.get_pipe("mimick_tagger").cfg["label_smoothing"] = 0.1
-    with pytest.raises(ValueError, match=r"distillation = 0.3 but no teachers"):
-        nlp.update(train[:4])
-    student = nlp.get_pipe("mimick_tagger")
-    student._teachers = [student._load_teacher(path), student._load_teacher(path)]
-    docs = [eg.predicted for eg in train[:30]]
-    teacher_probs = student._teacher_probabilities(docs)
-    # Two copies of one teacher: its own softmax, head by head.
-    n_pos = len(student.cfg["labels_pos"])
-    flat_t = numpy.concatenate(teacher_nlp.get_pipe("mimick_tagger").model.predict(docs))[:, :n_pos]
-    p_t = numpy.exp(flat_t - flat_t.max(axis=1, keepdims=True))
-    p_t /= p_t.sum(axis=1, keepdims=True)
-    numpy.testing.assert_allclose(teacher_probs[:, :n_pos], p_t, atol=1e-6)
-    scores = student.model.predict(docs)
-    _, d = student.get_loss(train[:30], scores, teacher_probs=teacher_probs)
-    d = numpy.concatenate(d)
-    gold = numpy.concatenate([student._gold_ids(eg, student._value_index()) for eg in train[:30]])
-    rows = numpy.flatnonzero(gold[:, 0] >= 0)
-    flat = numpy.concatenate(scores)[:, :n_pos]
-    probs = numpy.exp(flat - flat.max(axis=1, keepdims=True))
-    probs /= probs.sum(axis=1, keepdims=True)
-    target = 0.7 * to_categorical(gold[rows, 0], n_classes=n_pos, label_smoothing=0.1) + 0.3 * p_t[rows]
-    numpy.testing.assert_allclose(d[rows, :n_pos], probs[rows] - target, atol=1e-5)
-    # Without teacher_probs (prediction-time scoring, older callers) the loss is the gold one.
-    _, d_gold = student.get_loss(train[:30], scores)
-    numpy.testing.assert_allclose(numpy.concatenate(d_gold)[rows, :n_pos],
-                                  probs[rows] - to_categorical(gold[rows, 0], n_classes=n_pos, label_smoothing=0.1), atol=1e-5)
-    assert numpy.isfinite(nlp.update(train[:8])["mimick_tagger"])
-    # Saved without its teachers: loads and tags with the teacher gone.
-    nlp.to_disk(tmp_path / "student")
-    import shutil
-
-    shutil.rmtree(path)
-    loaded = spacy.load(tmp_path / "student")
-    assert loaded.get_pipe("mimick_tagger").cfg["distillation"] == pytest.approx(0.3)  # srsly reads 0.30000000000000004
-    assert loaded.get_pipe("mimick_tagger")._teachers == []
-    assert loaded("The cat sat .").has_annotation("POS")
-
-
-def test_distillation_teachers_through_initialize(trained, vectors_dir, tmp_path):
-    """As spacy train passes them: [initialize.components.mimick_tagger] teachers; a teacher
-    with other labels, or none at all, is refused at initialize."""
-    teacher_nlp, train, path = _teacher(trained, tmp_path)
-    labels = teacher_nlp.get_pipe("mimick_tagger").label_data
-    nlp = _pipeline(vectors_dir, dropout=0.2)
-    nlp.get_pipe("mimick_tagger").cfg["distillation"] = 0.5
-    # One teacher as a plain path, as `--initialize.components.mimick_tagger.teachers PATH` gives it.
-    nlp.config["initialize"]["components"]["mimick_tagger"] = {"teachers": path, "labels": labels}
-    optimizer = nlp.initialize(lambda: train)
-    assert len(nlp.get_pipe("mimick_tagger")._teachers) == 1
-    assert numpy.isfinite(nlp.update(train[:8], sgd=optimizer)["mimick_tagger"])
-    other = _pipeline(vectors_dir, dropout=0.2)
-    other.get_pipe("mimick_tagger").cfg["distillation"] = 0.5
-    other.config["initialize"]["components"]["mimick_tagger"] = {"teachers": [path]}
-    with pytest.raises(ValueError, match=r"other labels than the training data \(heads \["):
-        other.initialize(lambda: train[:20])  # fewer sentences: fewer attribute values than the teacher's
-    none = _pipeline(vectors_dir, dropout=0.2)
-    none.get_pipe("mimick_tagger").cfg["distillation"] = 0.5
-    with pytest.raises(ValueError, match=r"distillation = 0.5 needs teachers"):
-        none.initialize(lambda: train)
-
-
-@pytest.mark.parametrize("value", [-0.1, 1.5])
-def test_bad_distillation_is_refused(value):
-    with pytest.raises(ValueError, match="distillation must be in"):
-        spacy.blank("en").add_pipe("mimick_tagger", config={"distillation": value})
+    nlp.to_disk(tmp_path / "p")
+    config = spacy.util.load_config(tmp_path / "p" / "config.cfg")
+    config["components"]["mimick_tagger"].update({"distillation": 0.0, "decode": "heads"})
+    config.to_disk(tmp_path / "p" / "config.cfg")
+    loaded = spacy.load(tmp_path / "p")
+    texts = ["The cat sat on the mat ."]
+    assert [t.pos_ for t in loaded(texts[0])] == [t.pos_ for t in nlp(texts[0])]
+    tagger = loaded.get_pipe("mimick_tagger")
+    tagger.initialize(lambda: train, nlp=loaded, teachers=[])
+    with pytest.raises(ValueError, match="teachers were removed with distillation"):
+        tagger.initialize(lambda: train, nlp=loaded, teachers=["some/path"])
+    blank = spacy.blank("en").add_pipe("mimick_tagger", config={"model": {**V5, "vector_sources": False,
+                                                                          "mimick_dropout": 0.0}})
+    assert blank.model.get_ref("featurizer").attrs["vector_scale"] == 1.0

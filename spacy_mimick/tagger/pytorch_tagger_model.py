@@ -73,9 +73,6 @@ class MimickTaggerNet(nn.Module):
         head_priors: Optional[Sequence[Sequence[float]]] = None,
         n_shapes: int = 0,
         spelling_width: int = 0,
-        hash_rows: Sequence[int] = (),
-        hash_width: int = 0,
-        n_sources: int = 0,
     ):
         super().__init__()
         if hidden_width % 2:
@@ -96,22 +93,12 @@ class MimickTaggerNet(nn.Module):
         if char_embed:
             self.chars = CharBiLSTM(n_chars, char_embed, char_hidden)
             input_width += char_hidden
-        # Case classes as a one-hot beside the word input (MimickTagger.v2); 0 turns it off.
+        # Case classes as a one-hot beside the word input (MimickTagger.v3); 0 turns it off.
         self.n_shapes = n_shapes
         input_width += n_shapes
         # Mimick's (frozen) prediction for every token beside its word vector (MimickTagger.v3).
         self.spelling_width = spelling_width
         input_width += spelling_width
-        # spaCy's hash embeddings of lexical attributes (MimickTagger.v4): one table per
-        # attribute, four rows summed per value, initialised as thinc's HashEmbed does.
-        self.hash_embed = nn.ModuleList(nn.Embedding(rows, hash_width) for rows in hash_rows)
-        for table in self.hash_embed:
-            nn.init.uniform_(table.weight, -0.1, 0.1)
-        input_width += hash_width * len(self.hash_embed)
-        # Where each token's vector came from (table row, Mimick, none) as a one-hot
-        # (MimickTagger.v5's vector_sources); 0 turns it off.
-        self.n_sources = n_sources
-        input_width += n_sources
         self.dropout = nn.Dropout(dropout)
         self.lstm = nn.LSTM(
             input_width,
@@ -154,8 +141,6 @@ class MimickTaggerNet(nn.Module):
         token_words: torch.Tensor,
         shapes: Optional[torch.Tensor] = None,
         spelling: Optional[torch.Tensor] = None,
-        hash_ids: Optional[torch.Tensor] = None,
-        sources: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """Score every token of a batch of sequences.
 
@@ -166,9 +151,6 @@ class MimickTaggerNet(nn.Module):
         token_words: (n_tokens,) row of each token in char_ids.
         shapes: (n_tokens,) case class of each token, used when ``n_shapes`` > 0.
         spelling: (n_tokens, spelling_width) Mimick predictions, used when ``spelling_width`` > 0.
-        hash_ids: (n_tokens, n_tables, 4) hashed keys of each token's attributes (any
-            non-negative integers: each table takes them modulo its rows).
-        sources: (n_tokens,) where each token's vector came from, used when ``n_sources`` > 0.
         RETURNS: (n_tokens, sum(head_sizes)) unnormalised scores, heads side by side.
         """
         if self.word_embed is not None:
@@ -184,15 +166,6 @@ class MimickTaggerNet(nn.Module):
             words = torch.cat((words, one_hot), dim=-1)
         if self.spelling_width:
             words = torch.cat((words, spelling), dim=-1)
-        if len(self.hash_embed):
-            embedded = [
-                table(hash_ids[:, i] % table.num_embeddings).sum(dim=1)
-                for i, table in enumerate(self.hash_embed)
-            ]
-            words = torch.cat([words, *embedded], dim=-1)
-        if self.n_sources:
-            one_hot = nn.functional.one_hot(sources, self.n_sources).to(words.dtype)
-            words = torch.cat((words, one_hot), dim=-1)
         hidden = self._encode(self.dropout(self._adversarial(words)), lengths)
         return torch.cat([head(hidden) for head in self.heads], dim=-1)
 

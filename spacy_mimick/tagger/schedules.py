@@ -3,7 +3,7 @@
 ``spacy_mimick.warmup_linear_epochs.v1``: thinc's ``warmup_linear.v1`` (the rate warms up over
 ``warmup_steps`` updates, then decays linearly to 0) whose end is known without counting steps
 by hand. thinc's version needs ``total_steps`` written into the config; the low-resource recipe
-(configs/tagger_*_lowres.cfg) ends its decay where training ends, and that is ``[training]
+(the default tagger configs, spacy_mimick/tagger/configs/) ends its decay where training ends, and that is ``[training]
 max_epochs`` x the batches of an epoch, a number that depends on the training file. With
 ``total_steps = ${training.max_steps}`` a run with ``max_steps = 0`` (train to ``max_epochs``)
 decays to 0 at the end of warm-up and trains the rest of its epochs with a rate of 0, silently.

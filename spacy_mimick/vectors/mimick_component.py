@@ -70,7 +70,7 @@ def make_mimick_vectors(
     mimick_only (bool): Give every token Mimick's vector and ignore the pipeline's vectors
         table (none, or one in another space or width); whitespace tokens get none.
     n_threads (int): torch CPU threads for Mimick's predictions, the caller's setting restored
-        after each batch (0: torch's own setting, one thread per core). One is the measured
+        after each batch (0: torch's own setting, one thread per core; -1: the cores other processes leave free, measured at run time, ``spacy_mimick/threads.py``). One is the measured
         best for these small batches (docs/speed.md).
     spelling_backoff (bool): A token the table lacks that is one edit from table words gets the
         most frequent one's vector blended with Mimick's, ``spelling_weight`` of the table

@@ -51,7 +51,8 @@ from spacy.util import registry
 from spacy.vectors import BaseVectors, Vectors
 from thinc.api import get_array_module
 
-from ..devices import pipeline_device, torch_threads
+from ..devices import pipeline_device
+from ..threads import AUTO, torch_threads
 from .mimick_model import MimickModel
 from .spelling import DEFAULT_WEIGHT, SpellingBackoff, check_settings
 
@@ -107,7 +108,8 @@ def create_mimick_vectors(
         is first needed and only if the vocab brought none: a saved pipeline carries its own in
         ``vocab/mimick``, so its config's path need not exist where it is loaded.
     n_threads: torch CPU threads for Mimick's predictions (the caller's setting is restored
-        after each batch); 0 leaves torch's own setting.
+        after each batch); 0 leaves torch's own setting; -1 uses the cores other processes leave
+        free, measured at run time (``spacy_mimick/threads.py``).
     spelling_backoff: a word the table lacks that is one edit from table words gets the most
         frequent one's vector, blended with Mimick's (``spelling_weight`` of the table word's:
         1 gives its vector; candidates among the first ``spelling_max_rows`` rows, 0: all).

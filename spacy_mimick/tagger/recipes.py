@@ -1,0 +1,77 @@
+"""The tagger's ``spacy train`` configs: one template per variant, two recipes.
+
+The templates (``configs/tagger_<variant>.cfg`` beside this module, shipped with the package)
+hold the project's default: ``MimickTagger.v3`` with the low-resource training recipe, the
+network and recipe that every measured regime of the project uses (docs/low_resource.md). The
+paper's network and recipe (``MimickTagger.v1``: 128 hidden units, dropout 0.5, momentum-free
+Adam at a constant rate, batches of 400 padded tokens, 40 epochs, patience 5000, no parameter
+averages) are the same template with :data:`PAPER_RECIPE` applied. ``python -m spacy_mimick
+init-config`` writes either, as ``spacy init config`` does for spaCy's own components.
+
+The four variants are the paper's (section 4): No-Char (static vectors, UNK for OOV words),
+Mimick (Mimick's vectors for OOV words), char->tag (a character BiLSTM trained on the tagging
+data) and Both.
+"""
+from importlib import resources
+from typing import Any, Dict
+
+from confection import Config
+
+VARIANTS = ("nochar", "mimick", "chartag", "both")
+RECIPES = ("default", "paper")
+
+_REMOVE = object()  # a key that the recipe takes out of the template
+
+# Dotted config paths -> the paper recipe's value (or _REMOVE).
+PAPER_RECIPE: Dict[str, Any] = {
+    "components.mimick_tagger.model.@architectures": "spacy_mimick.MimickTagger.v1",
+    "components.mimick_tagger.model.hidden_width": 128,
+    "components.mimick_tagger.model.dropout": 0.5,
+    "components.mimick_tagger.model.case_features": _REMOVE,
+    "components.mimick_tagger.model.word_dropout": _REMOVE,
+    "components.mimick_tagger.model.mimick_features": _REMOVE,
+    "components.mimick_vectors.predict_all": _REMOVE,
+    "training.batcher.size": 400,
+    "training.eval_frequency": 500,
+    "training.max_epochs": 40,
+    "training.patience": 5000,
+    "training.optimizer.use_averages": False,
+    "training.optimizer.learn_rate": 0.005,  # replaces the warm-up + linear decay schedule
+}
+
+
+def template_text(variant: str) -> str:
+    """The default recipe's config of ``variant``, comments included."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown tagger variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    return (resources.files(__package__) / "configs" / f"tagger_{variant}.cfg").read_text(encoding="utf8")
+
+
+def tagger_config(variant: str, recipe: str = "default") -> Config:
+    """The (uninterpolated) training config of ``variant`` with ``recipe``."""
+    if recipe not in RECIPES:
+        raise ValueError(f"unknown recipe {recipe!r}: expected one of {', '.join(RECIPES)}")
+    config = Config().from_str(template_text(variant), interpolate=False)
+    if recipe == "paper":
+        for dotted, value in PAPER_RECIPE.items():
+            *path, key = dotted.split(".")
+            section = config
+            for name in path:
+                section = section.get(name, {})  # a variant without mimick_vectors lacks its section
+            if value is _REMOVE:
+                section.pop(key, None)
+            else:
+                section[key] = value
+    return config
+
+
+def config_text(variant: str, recipe: str = "default") -> str:
+    """What ``init-config`` writes: the template as it is for the default recipe; for the
+    paper's, the config with its overrides and a header saying how it was made."""
+    if recipe == "default":
+        tagger_config(variant, recipe)  # validates both names
+        return template_text(variant)
+    header = (f"# The {variant} variant with the paper's network and recipe (MimickTagger.v1), written by\n"
+              f"#   python -m spacy_mimick init-config OUTPUT --variant {variant} --recipe paper\n"
+              f"# from the default config (--recipe default) with spacy_mimick.tagger.recipes.PAPER_RECIPE.\n\n")
+    return header + tagger_config(variant, recipe).to_str()

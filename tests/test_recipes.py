@@ -1,0 +1,81 @@
+"""The tagger's configs: the package's templates, the paper's recipe, ``init-config``."""
+import json
+from pathlib import Path
+
+import pytest
+import spacy
+from confection import Config
+from typer.testing import CliRunner
+
+from spacy_mimick.cli import app
+from spacy_mimick.tagger.recipes import PAPER_RECIPE, RECIPES, VARIANTS, config_text, tagger_config
+
+FIXTURE = Path(__file__).parent / "fixtures" / "tagger_configs_pinned.json"
+
+
+def flat(section, prefix=""):
+    out = {}
+    for key, value in section.items():
+        if isinstance(value, dict):
+            out.update(flat(value, f"{prefix}{key}."))
+        else:
+            out[prefix + key] = value
+    return out
+
+
+@pytest.mark.parametrize("recipe", RECIPES)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_run_gets_the_config_it_got_before(variant, recipe):
+    """The fixture holds, flattened and uninterpolated, the configs the project trained with
+    before they became one template per variant: configs/tagger_<variant>_lowres.cfg (the
+    default recipe) and configs/tagger_<variant>.cfg (the paper's), without the initialize
+    setting of the removed distillation (``teachers = []``). Any change of a value, a key more
+    or a key less fails here."""
+    pinned = json.loads(FIXTURE.read_text())[f"{variant}/{recipe}"]
+    assert flat(tagger_config(variant, recipe)) == pinned
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_written_config_is_the_recipe(variant, tmp_path):
+    for recipe in RECIPES:
+        text = config_text(variant, recipe)
+        assert flat(Config().from_str(text, interpolate=False)) == flat(tagger_config(variant, recipe))
+    assert config_text(variant, "default").startswith("# The joint UPOS + attribute tagger")
+
+
+def test_paper_recipe_names_only_keys_of_the_template():
+    """An override of a key the template lacks would silently add a setting."""
+    template = flat(tagger_config("both"))
+    sections = {k.rsplit(".", 1)[0] for k in template}
+    for dotted in PAPER_RECIPE:
+        assert dotted in template or dotted in sections, dotted
+
+
+def test_init_config_cli_writes_a_config_spacy_can_resolve(tmp_path):
+    out = tmp_path / "both.cfg"
+    result = CliRunner().invoke(app, ["init-config", str(out), "--variant", "both", "--recipe", "paper"])
+    assert result.exit_code == 0, result.output
+    data = tmp_path / "data.conllu"
+    data.write_text("1\tHi\thi\tINTJ\t_\t_\t0\troot\t_\t_\n\n", encoding="utf8")
+    config = spacy.util.load_config(out, overrides={"paths.train": str(data), "paths.dev": str(data)})
+    assert config["components"]["mimick_tagger"]["model"]["@architectures"] == "spacy_mimick.MimickTagger.v1"
+    assert config["training"]["optimizer"]["learn_rate"] == 0.005
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["mimick_vectors", "mimick_tagger"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--variant", "bogus"], "--variant 'bogus': expected one of nochar, mimick, chartag, both"),
+    (["--recipe", "v3"], "--recipe 'v3': expected one of default, paper"),
+])
+def test_init_config_cli_names_what_it_expected(tmp_path, args, message):
+    out = tmp_path / "x.cfg"
+    result = CliRunner().invoke(app, ["init-config", str(out), *args])
+    assert result.exit_code == 1 and message in result.output
+    assert not out.exists()
+
+
+def test_init_config_to_stdout():
+    result = CliRunner().invoke(app, ["init-config", "-", "--variant", "nochar"])
+    assert result.exit_code == 0
+    assert result.output == config_text("nochar")
