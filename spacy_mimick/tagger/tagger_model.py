@@ -148,7 +148,11 @@ REMOVED_ARCHITECTURES = {
 
 
 def _removed(name: str) -> Callable:
-    def build(**settings) -> Model:
+    # The removed architectures' settings, so that the config validates and this message shows.
+    def build(hidden_width=None, depth=None, dropout=None, fine_tune=None, lowercase_backoff=None,
+              unk_key=None, word_width=None, char_embed=None, char_hidden=None, case_features=None,
+              word_dropout=None, mimick_features=None, hash_attrs=None, hash_rows=None,
+              hash_width=None) -> Model:
         raise ValueError(f"{name} was removed: {REMOVED_ARCHITECTURES[name]}")
     return spacy.registry.architectures(name, func=build)
 
