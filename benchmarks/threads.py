@@ -1,6 +1,7 @@
 """torch threads for the components' predictions, as users meet them from Python: the
-``n_threads`` setting of ``mimick_vectors`` and ``mimick_tagger`` (default 1) against torch's own
-setting (``n_threads = 0``: one thread per core) and 2, idle and with the other core kept busy.
+``n_threads`` setting of ``mimick_vectors`` and ``mimick_tagger`` (default -1: the cores other
+processes leave free, ``spacy_mimick/threads.py``) against 1, 2 and torch's own setting
+(``n_threads = 0``: one thread per core), idle and with the other core kept busy.
 
 The pipeline: blank English + GloVe 100k x 50d, ``mimick_vectors`` (a trained Mimick model) and the
 default ``mimick_tagger`` (MimickTagger.v3, Both) initialized on 300 EWT training sentences; speed
@@ -73,7 +74,7 @@ def main() -> None:
              if line.startswith("# text = ")][: args.sentences]
     nlp = build(args.model)
     cores = multiprocessing.cpu_count()
-    settings = [("1 (default)", 1), ("2", 2), (f"0: torch's own ({torch.get_num_threads()})", 0)]
+    settings = [("-1: free cores (default)", -1), ("1", 1), ("2", 2), (f"0: torch's own ({torch.get_num_threads()})", 0)]
     print(f"{len(texts)} EWT test sentences, {cores} cores; torch's own setting: {torch.get_num_threads()} threads")
     print("| machine | n_threads | nlp.pipe tokens/s | vs torch's own | nlp(text) median ms | p95 ms |")
     print("|---|---|---:|---:|---:|---:|")

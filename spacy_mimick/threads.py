@@ -5,7 +5,8 @@ hundred). On such batches torch's default of one thread per core is many times s
 thread as soon as another process keeps a core busy, and one thread leaves a core unused on an
 idle machine (docs/speed.md, ``benchmarks/pipeline_load.py``). So by default (``n_threads =
 -1``, :data:`AUTO`) they use as many threads as there are cores that the rest of the machine
-leaves free: measured about once a second from the machine's idle time (``/proc/stat``) plus
+leaves free: measured about once a second from the machine's idle time (``/proc/stat``; the
+time of niced processes counts as free, as they yield to this one, unless it is niced too) plus
 this process's own CPU time over the same interval (the cores this process keeps busy are
 free for it), capped by the cores it may run on (affinity, a cgroup's CPU quota). Until a
 first interval has passed, and where ``/proc/stat`` cannot be read, that is one thread.
@@ -39,7 +40,9 @@ def usable_cores() -> int:
 
 
 def _machine_idle_seconds() -> Optional[float]:
-    """Idle + iowait CPU seconds of the whole machine since boot (``/proc/stat``), or None."""
+    """CPU seconds of the whole machine since boot (``/proc/stat``) that a process of this one's
+    priority can have: idle and iowait, and the time of niced processes (which yield to it)
+    unless this process is niced itself; None where ``/proc/stat`` cannot be read."""
     try:
         with open("/proc/stat", "rb") as f:
             fields = f.readline().split()
@@ -47,7 +50,17 @@ def _machine_idle_seconds() -> Optional[float]:
         return None
     if len(fields) < 6 or fields[0] != b"cpu":
         return None
-    return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
+    free = int(fields[4]) + int(fields[5])
+    if _niceness() <= 0:
+        free += int(fields[2])
+    return free / os.sysconf("SC_CLK_TCK")
+
+
+def _niceness() -> int:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        return 0
 
 
 class FreeCores:

@@ -134,11 +134,16 @@ def test_mimick_vectors_follows_the_pipelines_device(monkeypatch, nlp_glove, tin
     assert pipe._require_model().device.type == "meta"
 
 
-def test_components_predict_on_their_thread_setting_and_restore_the_callers(nlp_glove, tiny_mimick):
-    """mimick_vectors and mimick_tagger run their torch work on n_threads (default 1) whatever
-    the caller set, and give the caller's setting back; 0 leaves torch's setting alone."""
+def test_components_predict_on_their_thread_setting_and_restore_the_callers(nlp_glove, tiny_mimick, monkeypatch):
+    """mimick_vectors and mimick_tagger run their torch work on n_threads (default -1: the free
+    cores, here made 1) whatever the caller set, and give the caller's setting back; 0 leaves
+    torch's setting alone."""
     from spacy.tokens import Doc
     from spacy.training import Example
+
+    import spacy_mimick.threads as threads
+
+    monkeypatch.setattr(threads, "free_cores", lambda: 1)
 
     seen = []
     nlp_glove.add_pipe("mimick_vectors").initialize(model_path=tiny_mimick)

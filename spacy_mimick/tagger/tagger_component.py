@@ -71,7 +71,7 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
         "loss": "sum",
         "label_smoothing": 0.0,
         "adversarial": 0.0,
-        "n_threads": 1,
+        "n_threads": AUTO,
         "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
     },
     default_score_weights={
@@ -89,7 +89,7 @@ def make_mimick_tagger(
     nlp: Language, name: str, model: Model, loss: str, scorer: Optional[Callable],
     label_smoothing: float = 0.0,
     adversarial: float = 0.0,
-    n_threads: int = 1,
+    n_threads: int = AUTO,
     distillation: float = 0.0,
     decode: str = "heads",
 ) -> "MimickTagger":
@@ -106,9 +106,11 @@ def make_mimick_tagger(
         norm in the direction that raises the loss most, and takes both gradients in one
         step. Costs a second forward and backward pass per batch. 0.0 (the default) is off.
     n_threads (int): torch CPU threads for prediction, the caller's setting restored after each
-        batch (0: torch's own setting, one thread per core; -1: the cores other processes leave free, measured at run time, ``spacy_mimick/threads.py``). One is the measured best for the
-        batches ``nlp.pipe`` and ``nlp(text)`` make, idle or busy (docs/speed.md); training
-        (``spacy train``) follows torch's setting (``OMP_NUM_THREADS``).
+        batch. -1 (the default): as many as the cores other processes leave free, measured at
+        run time (``spacy_mimick/threads.py``), the best or level with the best of 1 thread and
+        torch's own setting, idle and busy (docs/speed.md); N: N threads; 0: torch's own setting
+        (one thread per core, many times slower when another process keeps a core busy).
+        Training (``spacy train``) follows torch's setting (``OMP_NUM_THREADS``).
     scorer (Optional[Callable]): Called as ``scorer(examples, train_words=..., in_vectors=...)``
         (see :meth:`MimickTagger.score`).
     distillation, decode: removed (distillation from trained teachers and decoding to the
@@ -156,7 +158,7 @@ class MimickTagger(TrainablePipe):
         scorer: Optional[Callable] = score_attributes,
         label_smoothing: float = 0.0,
         adversarial: float = 0.0,
-        n_threads: int = 1,
+        n_threads: int = AUTO,
     ):
         self.n_threads = n_threads
         if loss not in LOSSES:

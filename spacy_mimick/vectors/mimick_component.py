@@ -46,6 +46,7 @@ from spacy.vocab import Vocab
 
 from .mimick_model import MimickModel, MimickModelError
 from .mimick_vectors import MIMICK, MimickVectors, install, table_of
+from ..threads import AUTO
 
 
 @Language.factory(
@@ -53,13 +54,13 @@ from .mimick_vectors import MIMICK, MimickVectors, install, table_of
     default_config={
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
         "batch_size": 1000, "refine_rare": 0.0, "predict_all": False, "mimick_only": False,
-        "n_threads": 1, "spelling_backoff": False, "spelling_weight": 0.5, "spelling_max_rows": 0,
+        "n_threads": AUTO, "spelling_backoff": False, "spelling_weight": 0.5, "spelling_max_rows": 0,
     },
 )
 def make_mimick_vectors(
     nlp: Language, name: str, lowercase_backoff: bool, cache_size: int,
     add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0, predict_all: bool = False,
-    mimick_only: bool = False, n_threads: int = 1, spelling_backoff: bool = False,
+    mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = False,
     spelling_weight: float = 0.5, spelling_max_rows: int = 0,
 ) -> "MimickVectorsComponent":
     """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``.
@@ -70,8 +71,8 @@ def make_mimick_vectors(
     mimick_only (bool): Give every token Mimick's vector and ignore the pipeline's vectors
         table (none, or one in another space or width); whitespace tokens get none.
     n_threads (int): torch CPU threads for Mimick's predictions, the caller's setting restored
-        after each batch (0: torch's own setting, one thread per core; -1: the cores other processes leave free, measured at run time, ``spacy_mimick/threads.py``). One is the measured
-        best for these small batches (docs/speed.md).
+        after each batch: -1 (the default) the cores other processes leave free, measured at
+        run time (``spacy_mimick/threads.py``); N threads; 0 torch's own setting (docs/speed.md).
     spelling_backoff (bool): A token the table lacks that is one edit from table words gets the
         most frequent one's vector blended with Mimick's, ``spelling_weight`` of the table
         word's (candidates among the first ``spelling_max_rows`` rows; 0: all). Off by default:
@@ -138,7 +139,7 @@ class MimickVectorsComponent(Pipe):
         self, vocab: Vocab, name: str = "mimick_vectors", *, lowercase_backoff: bool = True,
         cache_size: int = 100_000, add_to_vectors: bool = False, batch_size: int = 1000,
         refine_rare: float = 0.0, predict_all: bool = False, model: Optional[MimickModel] = None,
-        mimick_only: bool = False, n_threads: int = 1, spelling_backoff: bool = False,
+        mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = False,
         spelling_weight: float = 0.5, spelling_max_rows: int = 0,
     ):
         if not 0 <= refine_rare < 1:

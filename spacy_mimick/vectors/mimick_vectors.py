@@ -98,7 +98,7 @@ def _frozen(vector: numpy.ndarray) -> numpy.ndarray:
 @registry.vectors("spacy_mimick.MimickVectors.v1")
 def create_mimick_vectors(
     model_path: Optional[str] = None, lowercase_backoff: bool = True, cache_size: int = 100_000,
-    mimick_only: bool = False, n_threads: int = 1, spelling_backoff: bool = False,
+    mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = False,
     spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
 ) -> Callable[[Any], "MimickVectors"]:
     """``[nlp.vectors] @vectors = "spacy_mimick.MimickVectors.v1"``: the pipeline's table plus
@@ -108,8 +108,8 @@ def create_mimick_vectors(
         is first needed and only if the vocab brought none: a saved pipeline carries its own in
         ``vocab/mimick``, so its config's path need not exist where it is loaded.
     n_threads: torch CPU threads for Mimick's predictions (the caller's setting is restored
-        after each batch); 0 leaves torch's own setting; -1 uses the cores other processes leave
-        free, measured at run time (``spacy_mimick/threads.py``).
+        after each batch): -1 (the default) the cores other processes leave free, measured at
+        run time (``spacy_mimick/threads.py``); N threads; 0 torch's own setting.
     spelling_backoff: a word the table lacks that is one edit from table words gets the most
         frequent one's vector, blended with Mimick's (``spelling_weight`` of the table word's:
         1 gives its vector; candidates among the first ``spelling_max_rows`` rows, 0: all).
@@ -126,7 +126,7 @@ class MimickVectors(BaseVectors):
     def __init__(
         self, *, strings=None, table: Optional[Vectors] = None, model: Optional[MimickModel] = None,
         model_path: Optional[Union[str, Path]] = None, lowercase_backoff: bool = True,
-        cache_size: int = 100_000, mimick_only: bool = False, n_threads: int = 1,
+        cache_size: int = 100_000, mimick_only: bool = False, n_threads: int = AUTO,
         spelling_backoff: bool = False, spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
     ):
         check_settings(spelling_weight, spelling_max_rows)
