@@ -1,0 +1,177 @@
+"""scripts/stanza_peer.py: pairing Stanza's CoNLL-U predictions with the gold words, scoring them
+with the project's scorer, and McNemar against the Both tagger's predictions (a .spacy DocBin),
+on tiny hand-made files. Stanza itself is not needed (nor imported)."""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from scipy import stats
+from spacy.tokens import DocBin
+
+from spacy_mimick.ud.corpus import read_conllu
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "stanza_peer.py"
+
+
+@pytest.fixture(scope="module")
+def peer():
+    spec = importlib.util.spec_from_file_location("stanza_peer", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def conllu(sentences):
+    """CoNLL-U text from sentences of (form, upos, feats) triples."""
+    blocks = []
+    for n, words in enumerate(sentences, 1):
+        lines = [f"# sent_id = s{n}"]
+        for i, (form, upos, feats) in enumerate(words, 1):
+            head = 0 if i == 1 else 1
+            lines.append(f"{i}\t{form}\t_\t{upos}\t_\t{feats}\t{head}\t{'root' if head == 0 else 'dep'}\t_\t_")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n\n"
+
+
+# Gold: 10 words in two sentences. Only "dogs", "barked", "cats" and "slept" are outside the sample.
+GOLD = [
+    [("The", "DET", "Definite=Def"), ("dogs", "NOUN", "Number=Plur"), ("barked", "VERB", "Tense=Past"),
+     ("loudly", "ADV", "_"), (".", "PUNCT", "_")],
+    [("A", "DET", "Definite=Ind"), ("cat", "NOUN", "Number=Sing"), ("slept", "VERB", "Tense=Past"),
+     ("here", "ADV", "_"), (".", "PUNCT", "_")],
+]
+TRAIN = [[("The", "DET", "Definite=Def"), ("loudly", "ADV", "_"), ("A", "DET", "Definite=Ind"),
+          ("cat", "NOUN", "Number=Sing"), ("here", "ADV", "_"), (".", "PUNCT", "_")]]
+
+
+def with_pos(sentences, changes):
+    """The gold sentences with the UPOS of some (sentence, word) positions replaced."""
+    out = [list(s) for s in sentences]
+    for (s, w), upos in changes.items():
+        form, _, feats = out[s][w]
+        out[s][w] = (form, upos, feats)
+    return out
+
+
+@pytest.fixture()
+def files(tmp_path):
+    """Gold, training sample, Stanza's predictions (.conllu) and Both's (.spacy).
+
+    Both wrong on dogs, barked, loudly, cat (4 errors: 6/10); Stanza wrong on dogs only and on
+    "here" (8/10). Only Both right: "here"; only Stanza right: barked, loudly, cat."""
+    paths = {name: tmp_path / name for name in ("gold.conllu", "train.conllu", "stanza.conllu", "both.conllu")}
+    paths["gold.conllu"].write_text(conllu(GOLD), encoding="utf8")
+    paths["train.conllu"].write_text(conllu(TRAIN), encoding="utf8")
+    stanza = with_pos(GOLD, {(0, 1): "VERB", (1, 3): "NOUN"})
+    # Stanza also misses one attribute: "dogs" gets Number=Sing instead of Plur.
+    stanza[0][1] = ("dogs", "VERB", "Number=Sing")
+    paths["stanza.conllu"].write_text(conllu(stanza), encoding="utf8")
+    both = with_pos(GOLD, {(0, 1): "ADJ", (0, 2): "NOUN", (0, 3): "ADJ", (1, 1): "VERB"})
+    paths["both.conllu"].write_text(conllu(both), encoding="utf8")
+    vocab = spacy.blank("xx").vocab
+    paths["both.spacy"] = tmp_path / "both.spacy"
+    DocBin(docs=list(read_conllu(paths["both.conllu"], vocab)), attrs=["ORTH", "SPACY", "TAG", "POS", "MORPH"]
+           ).to_disk(paths["both.spacy"])
+    return paths
+
+
+def test_scores_and_mcnemar(peer, files):
+    result = peer.score_systems(files["gold.conllu"], [("Stanza", files["stanza.conllu"])],
+                                train_path=files["train.conllu"], baseline=("Both", files["both.spacy"]),
+                                n_samples=50)
+    both, stanza = result["systems"]
+    assert (both["name"], stanza["name"]) == ("Both", "Stanza")
+    assert both["pos_acc"] == pytest.approx(0.6)
+    assert stanza["pos_acc"] == pytest.approx(0.8)
+    # OOV of training: dogs, barked, slept (3 tokens; "cat" is in the sample).
+    assert stanza["oov_train_n_tokens"] == both["oov_train_n_tokens"] == 3
+    assert both["oov_train_pos_acc"] == pytest.approx(1 / 3)  # slept
+    assert stanza["oov_train_pos_acc"] == pytest.approx(2 / 3)  # barked, slept
+    # Attributes: Both's FEATS are gold (F1 1); Stanza: 6 gold values, 6 predicted, 5 right.
+    assert both["attr_micro_f"] == pytest.approx(1.0)
+    assert stanza["attr_micro_f"] == pytest.approx(2 * 5 / (6 + 6))
+    (test,) = result["tests"]
+    assert (test["a"], test["b"]) == ("Both", "Stanza")
+    assert (test["pos_only_a"], test["pos_only_b"]) == (1, 3)
+    assert test["pos_acc_delta"] == pytest.approx(0.2)
+    # Four discordant tokens: McNemar's exact binomial test.
+    assert test["pos_p_value"] == pytest.approx(stats.binomtest(1, 4, 0.5).pvalue)
+    assert test["pos_p_value"] == pytest.approx(0.625)
+    # On the OOV tokens: only Stanza right on "barked", no other discordant token.
+    assert test["oov_train_n_tokens"] == 3
+    assert test["oov_train_pos_acc_delta"] == pytest.approx(1 / 3)
+    assert test["oov_train_pos_p_value"] == pytest.approx(1.0)
+    assert test["attr_micro_f_delta"] == pytest.approx(5 / 6 - 1.0)
+    assert "stanza" not in sys.modules
+
+
+def test_identical_systems(peer, files):
+    result = peer.score_systems(files["gold.conllu"], [("Stanza", files["stanza.conllu"])],
+                                baseline=("Stanza-again", files["stanza.conllu"]), n_samples=20)
+    (test,) = result["tests"]
+    assert (test["pos_only_a"], test["pos_only_b"], test["pos_p_value"]) == (0, 0, 1.0)
+    assert result["systems"][0]["oov_train_pos_acc"] is None  # no training sample given
+
+
+def test_cli_writes_table_and_json(peer, files, tmp_path, capsys):
+    out, md = tmp_path / "out.json", tmp_path / "table.md"
+    peer.main(["score", "--gold", str(files["gold.conllu"]), "--train", str(files["train.conllu"]),
+               "--stanza", f"Stanza (vectors)={files['stanza.conllu']}", "--both", str(files["both.spacy"]),
+               "--n-samples", "20", "--output", str(out), "--markdown", str(md)])
+    printed = capsys.readouterr().out
+    assert "| Both | 60.00 | 100.00 | 33.33 | 3 |" in printed
+    assert "| Stanza (vectors) | 80.00 | 83.33 | 66.67 | 3 |" in printed
+    assert "| Stanza (vectors) vs Both | +20.00 | 0.62 | 1 / 3 |" in printed
+    assert md.read_text(encoding="utf8") == printed
+    assert json.loads(out.read_text(encoding="utf8"))["tests"][0]["pos_only_b"] == 3
+
+
+def test_words_differing_from_gold(peer, files, tmp_path):
+    wrong = [list(s) for s in GOLD]
+    wrong[1][2] = ("sleeps", "VERB", "Tense=Pres")
+    bad = tmp_path / "bad.conllu"
+    bad.write_text(conllu(wrong), encoding="utf8")
+    with pytest.raises(peer.PeerInputError, match=r"bad\.conllu: sentence 2 \(s2\) differs from the gold words "
+                                                  r"of .*gold\.conllu at word 3: found 'sleeps', expected 'slept'"):
+        peer.score_systems(files["gold.conllu"], [("Stanza", bad)])
+    with pytest.raises(SystemExit, match=r"^error: .*bad\.conllu: sentence 2"):
+        peer.main(["score", "--gold", str(files["gold.conllu"]), "--stanza", str(bad)])
+
+
+def test_missing_word_and_sentence(peer, files, tmp_path):
+    short = tmp_path / "short.conllu"
+    short.write_text(conllu([GOLD[0], GOLD[1][:4]]), encoding="utf8")
+    with pytest.raises(peer.PeerInputError, match=r"short\.conllu: sentence 2 .* at word 5: found the end of "
+                                                  r"the sentence, expected '\.' \(4 words vs 5\)"):
+        peer.score_systems(files["gold.conllu"], [("Stanza", short)])
+    one = tmp_path / "one.conllu"
+    one.write_text(conllu(GOLD[:1]), encoding="utf8")
+    with pytest.raises(peer.PeerInputError, match=r"one\.conllu: 1 sentences, but the gold file .*gold\.conllu has 2"):
+        peer.score_systems(files["gold.conllu"], [("Stanza", one)])
+
+
+def test_bad_files_are_named(peer, files, tmp_path):
+    with pytest.raises(peer.PeerInputError, match=r"nothere\.conllu: no such file"):
+        peer.score_systems(files["gold.conllu"], [("Stanza", tmp_path / "nothere.conllu")])
+    broken = tmp_path / "broken.conllu"
+    broken.write_text("1\tThe\t_\tDET\n\n", encoding="utf8")
+    with pytest.raises(SystemExit, match=r"^error: .*broken\.conllu:1: expected 10 tab-separated columns"):
+        peer.main(["score", "--gold", str(files["gold.conllu"]), "--stanza", str(broken)])
+    not_docbin = tmp_path / "both.spacy"
+    not_docbin.write_text("not a DocBin", encoding="utf8")
+    with pytest.raises(peer.PeerInputError, match=r"both\.spacy: not a spaCy DocBin"):
+        peer.score_systems(files["gold.conllu"], [("Stanza", files["stanza.conllu"])],
+                           baseline=("Both", not_docbin))
+
+
+def test_train_refuses_missing_inputs(peer, files, tmp_path):
+    with pytest.raises(SystemExit, match=r"^error: .*missing\.conllu: no such file \(the dev set\)"):
+        peer.main(["train", "--train", str(files["train.conllu"]), "--dev", str(tmp_path / "missing.conllu"),
+                   "--lang", "en", "--vectors", "none", "--model-dir", str(tmp_path / "m"),
+                   "--stanza-python", sys.executable])
+    with pytest.raises(SystemExit, match=r"^error: .*stanza_peer\.json: no such file"):
+        peer.main(["predict", "--model-dir", str(tmp_path / "m"), "--input", str(files["gold.conllu"]),
+                   "--output", str(tmp_path / "p.conllu"), "--stanza-python", sys.executable])
