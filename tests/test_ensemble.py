@@ -1,6 +1,5 @@
-"""scripts/project/ensemble.py (an ensemble of trained taggers) and evaluate.py's decode option,
-on Mimick taggers or spaCy's morphologizers, each trained for a few steps on 40 EWT sentences by
-``spacy train``."""
+"""scripts/project/ensemble.py (an ensemble of trained taggers), on Mimick taggers or spaCy's
+morphologizers, each trained for a few steps on 40 EWT sentences by ``spacy train``."""
 import gzip
 import json
 import sys
@@ -13,6 +12,7 @@ import spacy
 from spacy.cli.train import train
 from spacy.tokens import DocBin
 
+from spacy_mimick.tagger.recipes import config_text
 from spacy_mimick.ud.corpus import read_conllu
 
 from conftest import REPO, first_sentences
@@ -27,9 +27,9 @@ EWT = REPO / "assets" / "UD_English-EWT"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
-    """Two seeds each of char->tag (configs/tagger_chartag.cfg) and of spaCy's morphologizer
-    (configs/spacy_morphologizer.cfg, with 500 GloVe rows), evaluated by evaluate.py as the
-    project does."""
+    """Two seeds each of char->tag (the paper's recipe, ``init-config --variant chartag --recipe
+    paper``) and of spaCy's morphologizer (configs/spacy_morphologizer.cfg, with 500 GloVe rows),
+    evaluated by evaluate.py as the project does."""
     tmp = tmp_path_factory.mktemp("ensemble")
     for split, n in (("train", 40), ("dev", 10), ("test", 15)):
         (tmp / f"{split}.conllu").write_text(first_sentences(EWT / f"en_ewt-ud-{split}.conllu", n), encoding="utf8")
@@ -40,8 +40,9 @@ def runs(tmp_path_factory):
             vectors.vocab.set_vector(word, numpy.asarray(values, dtype="float32"))
     vectors.to_disk(tmp / "vectors")
     paths = {"paths.train": str(tmp / "train.conllu"), "paths.dev": str(tmp / "dev.conllu")}
+    (tmp / "tagger_chartag.cfg").write_text(config_text("chartag", "paper"), encoding="utf8")
     for seed in (0, 1):
-        train(REPO / "configs" / "tagger_chartag.cfg", tmp / f"s{seed}" / "chartag", overrides={
+        train(tmp / "tagger_chartag.cfg", tmp / f"s{seed}" / "chartag", overrides={
             **paths, "system.seed": seed, "training.max_steps": 20, "training.eval_frequency": 20})
         train(REPO / "configs" / "spacy_morphologizer.cfg", tmp / f"s{seed}" / "spacy", overrides={
             **paths, "paths.vectors": str(tmp / "vectors"), "system.seed": seed,
@@ -100,47 +101,3 @@ def test_members_must_share_their_labels(runs):
         ensemble_script.main([str(runs / "test.conllu"), str(runs / "bad"), "mixed", *models])
     with pytest.raises(SystemExit, match="two or more models"):
         ensemble_script.main([str(runs / "test.conllu"), str(runs / "bad"), "one", models[0]])
-
-
-def test_evaluate_decodes_by_bundles_on_request(runs, capsys):
-    """evaluate.py --tagger-decode bundles scores the tagger with decode = "bundles": every
-    prediction is a POS + features combination of the training data; scores saved with the
-    other decode are not taken for up to date."""
-    out = runs / "bundles"
-    args = [str(runs / "test.conllu"), str(runs / "s0"), str(out), "--train", str(runs / "train.conllu"),
-            "--variants", "chartag"]
-    evaluate_script.main(args + ["--tagger-decode", "bundles"])
-    assert json.loads((out / "chartag.json").read_text())["decode"] == "bundles"
-    seen = {(t.pos_, str(t.morph)) for d in read_conllu(runs / "train.conllu", spacy.blank("en").vocab) for t in d}
-    predicted = _predictions(out / "chartag.spacy")
-    assert predicted and set(predicted) <= seen
-    capsys.readouterr()
-    evaluate_script.main(args + ["--tagger-decode", "bundles"])
-    assert "up to date" in capsys.readouterr().out
-    evaluate_script.main(args + ["--tagger-decode", "heads"])
-    assert "up to date" not in capsys.readouterr().out
-    assert json.loads((out / "chartag.json").read_text())["decode"] == "heads"
-    assert _predictions(out / "chartag.spacy") == _predictions(runs / "metrics0" / "chartag.spacy")
-
-
-def test_evaluate_learns_bundles_for_older_pipelines(runs, tmp_path, capsys):
-    """A pipeline saved before the tagger stored its combinations decodes by bundles with
-    the ones of --train, and without --train evaluate.py says what it needs."""
-    import shutil
-
-    shutil.copytree(runs / "s0" / "chartag", tmp_path / "old" / "chartag")
-    cfg_path = tmp_path / "old" / "chartag" / "model-best" / "mimick_tagger" / "cfg"
-    cfg = json.loads(cfg_path.read_text())
-    n_bundles = len(cfg.pop("bundles"))
-    cfg_path.write_text(json.dumps(cfg))
-    args = [str(runs / "test.conllu"), str(tmp_path / "old"), str(tmp_path / "out"), "--variants", "chartag",
-            "--tagger-decode", "bundles"]
-    with pytest.raises(SystemExit, match="give its training set as --train"):
-        evaluate_script.main(args)
-    capsys.readouterr()
-    evaluate_script.main(args + ["--train", str(runs / "train.conllu")])
-    assert f"{n_bundles} POS + features combinations" in capsys.readouterr().out
-    # The same predictions as with the combinations the pipeline stores itself.
-    evaluate_script.main([str(runs / "test.conllu"), str(runs / "s0"), str(tmp_path / "stored"),
-                          "--variants", "chartag", "--tagger-decode", "bundles"])
-    assert _predictions(tmp_path / "out" / "chartag.spacy") == _predictions(tmp_path / "stored" / "chartag.spacy")

@@ -1016,7 +1016,7 @@ def test_report_knows_treebanks_behind_a_recipe_suffix(tmp_path):
 
 def test_report_sections_numbered_consecutively(synthetic_metrics, tmp_path):
     """Section numbers count the sections present: 1-6 with everything, 1-5 without Rare Word
-    (the issue's report of `all` was numbered 1, 2, 3, 5), 1 with Rare Word only."""
+    (not 1, 2, 3, 5, as a report of `all` once was), 1 with Rare Word only."""
     import re
 
     def headings(root):

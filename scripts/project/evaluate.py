@@ -22,18 +22,12 @@ the baseline beside the paper's four. A pipeline without a ``mimick_tagger`` is 
 (the same file the run trained on), OOV(vec) against the pipeline's static vectors (exact or
 lowercase form, as the Mimick taggers' lowercase backoff).
 
-``--tagger-decode bundles`` scores a Mimick tagger with ``decode = "bundles"`` (only POS + features
-combinations seen in training; see ``spacy_mimick.tagger.tagger_component``), the JSON's ``decode`` says
-which decoding made the scores. A pipeline saved before the tagger stored its combinations learns
-them from ``--train``.
-
 A pipeline with a parser (the ``spacy-models`` workflow) also gets ``dep_uas`` / ``dep_las``
 (every word, punctuation included) overall, ``oov_train_*`` and ``oov_vec_*``
 (:func:`spacy_mimick.ud.scorer.score_dependencies`), spaCy's own parser scores (punctuation left
 out) as ``spacy_dep_uas`` / ``spacy_dep_las``, and its predictions keep HEAD and DEP.
 """
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -59,13 +53,6 @@ def newest_mtime(path: Path) -> float:
     if path.is_file():
         return path.stat().st_mtime
     return max((p.stat().st_mtime for p in path.rglob("*") if p.is_file()), default=0.0)
-
-
-def decoded_as(scores_json: Path, decode: Optional[str]) -> bool:
-    """Whether the scores in ``scores_json`` were made with ``decode`` (None: any)."""
-    if decode is None:
-        return True
-    return json.loads(scores_json.read_text(encoding="utf8")).get("decode", "heads") == decode
 
 
 def component_name(nlp: Language, factory: str) -> Optional[str]:
@@ -120,8 +107,8 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("test", type=Path, help="Gold test set (.spacy or .conllu)")
     parser.add_argument("models_dir", type=Path, help="Folder with <variant>/model-best pipelines")
     parser.add_argument("output_dir", type=Path, help="Folder for <variant>.json and <variant>.spacy")
-    parser.add_argument("--train", type=Path, default=None, help="The training set (.spacy or .conllu), for its size "
-                        "(and its POS + features combinations, for --tagger-decode bundles with older pipelines)")
+    parser.add_argument("--train", type=Path, default=None, help="The training set (.spacy or .conllu): its size, "
+                        "and its words for the scores outside the training vocabulary")
     parser.add_argument("--variants", default=",".join(VARIANTS), help="Comma-separated variants to evaluate")
     parser.add_argument("--model-subdir", default="model-best", help="Pipeline folder inside each variant's folder")
     parser.add_argument("--treebank", default=None)
@@ -129,9 +116,6 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--n-tokens", type=int, default=None, help="The run's token budget (0: full)")
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--force", action="store_true", help="Re-evaluate up-to-date variants too")
-    parser.add_argument("--tagger-decode", choices=("heads", "bundles"), default=None,
-                        help="Set the mimick_tagger's decode (default: the pipeline's own): 'bundles' "
-                             "chooses among the POS + features combinations seen in training")
     args = parser.parse_args(argv)
 
     args.output_dir.mkdir(parents=True, exist_ok=True)
@@ -144,25 +128,14 @@ def main(argv: Optional[List[str]] = None) -> None:
             print(f"{variant}: no pipeline at {model}, skipped")
             continue
         inputs_mtime = max(newest_mtime(model), newest_mtime(args.test))
-        if (not args.force and out_json.exists() and out_json.stat().st_mtime > inputs_mtime
-                and decoded_as(out_json, args.tagger_decode)):
+        if not args.force and out_json.exists() and out_json.stat().st_mtime > inputs_mtime:
             print(f"{variant}: {out_json} is up to date")
             done += 1
             continue
         nlp = spacy.load(model)
-        name = tagger_name(nlp)
-        tagger = nlp.get_pipe(name) if name else None
-        if args.tagger_decode and tagger:
-            tagger.decode = args.tagger_decode
         gold = read_docs(args.test, nlp.vocab)
         if args.train is not None and train_docs is None:
             train_docs = read_docs(args.train, nlp.vocab)
-        if tagger and tagger.decode == "bundles" and not tagger.cfg.get("bundles"):
-            if train_docs is None:
-                raise SystemExit(f"error: {model} was trained before the tagger stored its POS + features "
-                                 f"combinations; give its training set as --train to decode by bundles")
-            n = tagger.learn_bundles(Example(doc, doc) for doc in train_docs)
-            print(f"{variant}: {n} POS + features combinations from {args.train} (not stored in the pipeline)")
         train_words = {t.text for d in train_docs for t in d} if train_docs is not None else None
         result = evaluate_pipeline(nlp, gold, train_words)
         n_test = sum(len(d) for d in gold)
@@ -178,7 +151,6 @@ def main(argv: Optional[List[str]] = None) -> None:
             "n_test_sentences": len(gold),
             "model": str(model),
             "pipeline": nlp.pipe_names,
-            "decode": tagger.decode if tagger else None,
             "vectors": {"rows": nlp.vocab.vectors.shape[0], "width": nlp.vocab.vectors.shape[1],
                         "name": nlp.vocab.vectors.name},
             "test": str(args.test),
