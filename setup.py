@@ -17,7 +17,7 @@ setup(
     packages=find_packages(include=["spacy_mimick", "spacy_mimick.*"]),
     include_package_data=True,
     # The tagger's config templates, which init-config writes (spacy_mimick/tagger/recipes.py).
-    package_data={"spacy_mimick.tagger": ["configs/*.cfg"]},
+    package_data={"spacy_mimick.tagger.configs": ["*.cfg"]},
     install_requires=[
         # spaCy and thinc: the pipeline, registries, DocBin, Scorer.
         "spacy>=3.8,<3.9",

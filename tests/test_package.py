@@ -62,6 +62,8 @@ def stage_tiny_project(tmp_path: Path) -> Path:
     shutil.copy(REPO / "project.yml", project / "project.yml")
     shutil.copytree(SCRIPTS, project / "scripts" / "project", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "configs", project / "configs")
+    # The tagger commands depend on the package's config templates (their init-config input).
+    (project / "spacy_mimick").symlink_to(REPO / "spacy_mimick", target_is_directory=True)
     corpus = project / "corpus" / TREEBANK
     data_script.main([str(REPO / "assets"), TREEBANK, "en_ewt", str(corpus), "--lang", "en",
                       "--vectors-limit", "3000"])

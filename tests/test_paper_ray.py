@@ -24,7 +24,7 @@ import paper_ray  # noqa: E402
 import steps as steps_script  # noqa: E402
 
 TINY = "UD_Tiny-Test"
-GRID = ["--sizes", "500", "--seeds", "0,1", "--variants", "nochar", "--epochs", "2", "--low-epochs", "2",
+GRID = ["--recipe", "paper", "--sizes", "500", "--seeds", "0,1", "--variants", "nochar", "--epochs", "2", "--low-epochs", "2",
         "--var", "vectors_limit=2000"]
 TIMINGS = {"eval_seconds", "words_per_second"}
 
@@ -40,7 +40,7 @@ def test_plan_lists_each_step_after_those_it_reads(tmp_path):
     assert len(position) == len(steps)  # keys are unique
     assert all(position[key] < position[step.key] for step in steps for key in step.after)
     after = {step.key: set(step.after) for step in steps}
-    unit = f"{TREEBANK}/n500.s1"
+    unit = f"{TREEBANK}_lowres/n500.s1"  # the default recipe's runs' folder
     assert after[f"{TREEBANK}/convert"] == after[f"{TREEBANK}/train-mimick"] == {f"{TREEBANK}/data"}
     assert after[f"{unit}/subsample"] == {f"{TREEBANK}/data"}
     # Taggers without Mimick need not wait for the Mimick model.
@@ -50,7 +50,7 @@ def test_plan_lists_each_step_after_those_it_reads(tmp_path):
     trained = {f"{unit}/train-tagger-{v}" for v in ("nochar", "mimick", "chartag", "both", "spacy")}
     assert after[f"{unit}/evaluate"] == {f"{TREEBANK}/convert", f"{unit}/subsample"} | trained
     assert after[f"{unit}/significance"] == after[f"{unit}/significance-spacy-both"] == {f"{unit}/evaluate"}
-    assert {step.command for step in steps if step.key.startswith(f"{TINY}/")} == {
+    assert {step.command for step in steps if step.key.startswith((f"{TINY}/", f"{TINY}_lowres/"))} == {
         "data", "convert", "init-vectors", "subsample", "train-tagger-nochar", "train-tagger-chartag",
         "train-tagger-spacy", "evaluate"}
     with pytest.raises(SystemExit, match="CPUs only"):
@@ -143,7 +143,7 @@ def test_grid_on_ray_matches_the_sequential_driver(tmp_path, local_ray, monkeypa
     assert set(srsly.read_yaml(on_ray / "project.lock")) == {
         "data", "convert", "init-vectors", "subsample", "train-tagger-nochar", "evaluate"}
     log = on_ray / "training" / ".paper-logs" / TINY / "n500.s1" / "train-tagger-nochar.log"
-    assert "-m spacy train configs/tagger_nochar.cfg" in log.read_text()
+    assert "-m spacy train configs/tagger_nochar.paper.cfg" in log.read_text()
 
     # Resuming: a lost model is trained again, evaluate runs (it skips up-to-date variants
     # itself), everything else is skipped.

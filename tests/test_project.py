@@ -18,6 +18,8 @@ import pytest
 import spacy
 import srsly
 
+from spacy_mimick.tagger.recipes import config_text
+
 from conftest import REPO, first_sentences
 
 SCRIPTS = REPO / "scripts" / "project"
@@ -53,6 +55,8 @@ def make_project(tmp_path: Path) -> Path:
     shutil.copytree(SCRIPTS, project / "scripts" / "project", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "configs", project / "configs")
     (project / "assets").symlink_to(REPO / "assets", target_is_directory=True)
+    # The tagger commands depend on the package's config templates (their init-config input).
+    (project / "spacy_mimick").symlink_to(REPO / "spacy_mimick", target_is_directory=True)
     return project
 
 
@@ -93,12 +97,21 @@ def test_project_yml_validates_and_documents(project_copy):
         "--report metrics/report.md --plots metrics/curves --package packages/en_mimick_ud_ewt-0.1.0/dist/")
     for steps in config["workflows"].values():
         assert all(step in commands for step in steps)
-    # Every script and config a command calls is in the repository.
+    # Every script and config a command calls is in the repository, or written by the command's
+    # own init-config line before it is read.
     for cmd in config["commands"]:
+        written = set()
         for line in cmd["script"]:
-            for token in line.split():
-                if token.startswith(("scripts/", "configs/")):
+            tokens = line.split()
+            if tokens[:4] == ["python", "-m", "spacy_mimick", "init-config"]:
+                written.add(tokens[4])
+                continue
+            for token in tokens:
+                if token.startswith(("scripts/", "configs/")) and token not in written:
                     assert (REPO / token).exists(), f"{cmd['name']}: {token} is missing"
+        for dep in cmd.get("deps", []):
+            if dep.startswith(("scripts/", "configs/", "spacy_mimick/")):
+                assert (REPO / dep).exists(), f"{cmd['name']}: dependency {dep} is missing"
     # The default reads the embedded data and needs no download; data_dir overrides it.
     assert config["vars"]["data_dir"] == "assets"
     script = commands["data"]["script"][0]
@@ -108,9 +121,12 @@ def test_project_yml_validates_and_documents(project_copy):
     assert "training/UD_English-EWT_lowres/n0.s0/mimick/model-best" in shared["train-tagger-mimick"]["outputs"]
     # The default tagger recipe is the best measured one (docs/low_resource.md); the paper's
     # network stays one variable away.
-    assert shared["train-tagger-both"]["script"][0].startswith("python -m spacy train configs/tagger_both_lowres.cfg ")
-    paper = {c["name"]: c for c in load_config(project_copy, recipe="")["commands"]}
-    assert paper["train-tagger-both"]["script"][0].startswith("python -m spacy train configs/tagger_both.cfg ")
+    both = shared["train-tagger-both"]["script"]
+    assert both[0] == "python -m spacy_mimick init-config configs/tagger_both.default.cfg --variant both --recipe default"
+    assert both[1].startswith("python -m spacy train configs/tagger_both.default.cfg ")
+    paper = {c["name"]: c for c in load_config(project_copy, recipe="", tagger_recipe="paper")["commands"]}
+    assert paper["train-tagger-both"]["script"][0].endswith("--variant both --recipe paper")
+    assert paper["train-tagger-both"]["script"][1].startswith("python -m spacy train configs/tagger_both.paper.cfg ")
     # Assets: the UD treebanks from GitHub (pinned, with checksums) and Polyglot, in assets/full.
     assets = raw["assets"]
     ud = [a for a in assets if "UniversalDependencies" in a.get("url", "")]
@@ -131,9 +147,12 @@ def test_training_commands_match_the_configs(project_copy):
         if not cmd["name"].startswith("train-tagger-"):
             continue
         variant = cmd["name"][len("train-tagger-"):]
-        name = (config["vars"]["spacy_config"] if variant == "spacy" else f"configs/tagger_{variant}.cfg")
-        cfg = spacy.util.load_config(REPO / name, interpolate=False)
-        passed = {t.split(".", 1)[1] for t in cmd["script"][0].split() if t.startswith("--paths.")}
+        if variant == "spacy":
+            cfg = spacy.util.load_config(REPO / config["vars"]["spacy_config"], interpolate=False)
+        else:
+            cfg = spacy.util.load_config_from_str(config_text(variant, config["vars"]["tagger_recipe"]), interpolate=False)
+        train = next(line for line in cmd["script"] if line.startswith("python -m spacy train "))
+        passed = {t.split(".", 1)[1] for t in train.split() if t.startswith("--paths.")}
         assert passed <= set(cfg["paths"]), (variant, passed)
         assert {"train", "dev", "vectors"} <= passed
         assert ("mimick_model" in passed) == (variant in ("mimick", "both"))
@@ -263,7 +282,7 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     the treebank skipped; the full data once."""
     data = paper_data(tmp_path)
     paper_script.main(["--data-dir", str(data), "--sizes", "500,1000,0", "--seeds", "0,1", "--dry-run",
-                       "--var", "mimick_epochs=7", "--project-dir", str(project_copy)])
+                       "--recipe", "paper", "--var", "mimick_epochs=7", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
     def runs(command, treebank):
@@ -284,8 +303,8 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
                for l in runs("train-tagger-spacy", "UD_Tiny-Test"))
     assert all("spacy_tagger_morphologizer.cfg" in l for l in runs("train-tagger-spacy", TREEBANK))
     assert any("--vars.n_tokens=500 --vars.seed=0 --vars.epochs=80" in l for l in runs("train-tagger-nochar", TREEBANK))
-    # --recipe paper (the default) names the paper's configs: the project's default is lowres.
-    assert all("--vars.recipe= " in l + " " and "--vars.tagger_configs= " in l + " " for l in runs("train-tagger-nochar", TREEBANK))
+    # --recipe paper: the paper's network and training, in the runs' folders without a suffix.
+    assert all("--vars.recipe= " in l + " " and "--vars.tagger_recipe=paper" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert any("--vars.n_tokens=0 --vars.seed=0 --vars.epochs=40" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert all("--vars.mimick_epochs=7" in l for l in lines)  # --var reaches every command
     with pytest.raises(SystemExit, match="NAME=VALUE"):
@@ -308,17 +327,17 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
                        "--treebanks", TREEBANK, "--variants", "nochar,mimick", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     assert len(runs("significance-mimick", TREEBANK)) == 1 and not runs("significance", TREEBANK)
-    # The low-resource recipe: its configs, its own training/metrics folders, and an lr decay
-    # that ends with the run (epochs x batches of the sample).
-    paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run", "--recipe", "lowres",
+    # The low-resource recipe, the default (as project.yml's): its configs, its own
+    # training/metrics folders, and an lr decay that ends with the run (epochs x batches of the sample).
+    paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
                        "--treebanks", TREEBANK, "--variants", "both", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     both = runs("train-tagger-both", TREEBANK)
-    assert len(both) == 1 and "--vars.recipe=_lowres" in both[0]
+    assert len(both) == 1 and "--vars.recipe=_lowres" in both[0] and "--vars.tagger_recipe=default" in both[0]
     assert "--vars.max_steps=480 " in both[0] + " "  # 80 epochs x 6 batches: where the lr decay ends
     config = load_config(project_copy, recipe="_lowres")
-    script = {c["name"]: c for c in config["commands"]}["train-tagger-both"]["script"][0]
-    assert "configs/tagger_both_lowres.cfg" in script and f"training/{TREEBANK}_lowres/" in script
+    script = {c["name"]: c for c in config["commands"]}["train-tagger-both"]["script"][1]
+    assert "configs/tagger_both.default.cfg" in script and f"training/{TREEBANK}_lowres/" in script
     with pytest.raises(SystemExit, match="unknown --variants"):
         paper_script.main(["--data-dir", str(data), "--dry-run", "--variants", "nochar,bogus",
                            "--project-dir", str(project_copy)])
@@ -456,7 +475,7 @@ def test_project_run_args_survive_weasels_parsing():
 
 
 def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsys):
-    """The experiments of the tagging docs through paper.py: MimickTagger.v2/v3 configs, a
+    """The experiments of the tagging docs through paper.py: the paper's recipe, a
     second Mimick model (the paper's set-up beside the default) in its own runs' folder,
     overrides of the tagger configs (which the lowres max_steps count honours), and spaCy's
     baseline tested against the Mimick variants."""
@@ -474,18 +493,20 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
 
     def train(lines, variant):
         (line,) = [l for l in lines if f"project run train-tagger-{variant} " in l]
-        return script(line)[0]
+        init, command = script(line)
+        assert init.startswith("python -m spacy_mimick init-config ")  # writes the config it trains
+        return command
 
-    lines = plan("--recipe", "v3", "--variants", "nochar,mimick")
-    assert f"configs/tagger_mimick_v3.cfg --output training/{TREEBANK}_v3/n500.s0/mimick " in train(lines, "mimick")
-    assert "configs/tagger_nochar_v3.cfg" in train(lines, "nochar")
+    lines = plan("--recipe", "paper", "--variants", "nochar,mimick")
+    assert f"configs/tagger_mimick.paper.cfg --output training/{TREEBANK}/n500.s0/mimick " in train(lines, "mimick")
+    assert "configs/tagger_nochar.paper.cfg" in train(lines, "nochar")
     # A second Mimick model, trained with the paper's set-up, beside the project's own.
     lines = plan("--variants", "mimick", "--var", "mimick_name=mimick-paper", "--var", "mimick_options=--paper",
                  "--var", "recipe=_paper-mimick")
     (mimick,) = [script(l)[0] for l in lines if "project run train-mimick " in l]
     assert f"models/{TREEBANK}/mimick-paper " in mimick and mimick.endswith("--quiet --paper")
     tagger = train(lines, "mimick")
-    assert tagger.startswith("python -m spacy train configs/tagger_mimick.cfg ")  # the paper's configs kept
+    assert tagger.startswith("python -m spacy train configs/tagger_mimick.default.cfg ")  # the recipe's configs kept
     assert f"--paths.mimick_model models/{TREEBANK}/mimick-paper " in tagger
     assert f"--output training/{TREEBANK}_paper-mimick/n500.s0/mimick " in tagger
     assert not [l for l in lines if "project run rare-word " in l]  # it scores models/<treebank>/mimick only
@@ -493,7 +514,7 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
     lines = plan("--recipe", "lowres", "--variants", "both", "--var", "recipe=_lowres-b400",
                  "--var", "tagger_overrides=--training.batcher.size 400 --training.optimizer.use_averages false")
     both = train(lines, "both")
-    assert both.startswith("python -m spacy train configs/tagger_both_lowres.cfg ")
+    assert both.startswith("python -m spacy train configs/tagger_both.default.cfg ")
     assert both.endswith("--training.batcher.size 400 --training.optimizer.use_averages false")
     assert "--training.max_steps 160 " in both  # 80 epochs x 2 batches of 400 (not 6 of 100)
     # Without overrides the script is what it was before the project had the variable.
@@ -509,8 +530,8 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
     assert len(tests) == 2 and all("/spacy.spacy " in s and "--vectors corpus/" in s for s in tests)
     assert {s.split("--output ")[1].split()[0].rsplit("/", 1)[1] for s in tests} == {
         "sig-spacy-mimick.json", "sig-spacy-both.json"}
-    with pytest.raises(SystemExit, match="no tagger config"):
-        plan("--var", "tagger_configs=_bogus")
+    with pytest.raises(SystemExit, match="tagger_recipe=bogus: expected one of default, paper"):
+        plan("--var", "tagger_recipe=bogus")
 
 
 def test_paper_driver_chooses_a_setting_on_dev(tmp_path, project_copy, capsys):

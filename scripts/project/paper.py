@@ -40,16 +40,17 @@ DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --
   ran; ``--variants`` restricts the systems;
 * ``rare-word`` for English when DATA_DIR has ``similarity/en/rw.txt``.
 
-``--recipe`` picks the taggers' configs, ``configs/tagger_<variant>[_v2|_v3|_lowres].cfg`` (the
-paper's MimickTagger.v1, v2, v3, or v3 with the low-resource training of docs/low_resource.md),
-and their runs' folders, ``training/<treebank>[_v2|_v3|_lowres]`` and ``metrics/...``. Where a
-config's learning rate decays to 0 at ``[training] max_steps`` (the lowres configs), max_steps is
-set to the epochs x the batches of an epoch of each sample, counted with the config's batcher.
+``--recipe`` picks the taggers' configs (``lowres``, the default: MimickTagger.v3 with the
+low-resource training of docs/low_resource.md, the package's templates; ``paper``: MimickTagger.v1
+and the paper's training, ``init-config --recipe paper``) and their runs' folders,
+``training/<treebank>[_lowres]`` and ``metrics/...``. Where a config's learning rate decays to 0
+at ``[training] max_steps`` (the default recipe), max_steps is set to the epochs x the batches of
+an epoch of each sample, counted with the config's batcher.
 Every other setting is a project variable, ``--var NAME=VALUE``: ``mimick_arch``,
 ``mimick_epochs``, ``mimick_options`` (``--paper``) and ``mimick_name`` (a second Mimick model beside
 the first) for the Mimick model; ``tagger_overrides`` (more ``spacy train`` overrides of the
 tagger variants, e.g. ``--components.mimick_tagger.model.word_dropout 0``, which the batch
-counting above honours too) with ``recipe`` (another runs' folder, e.g. ``_v2-nodropout``: runs
+counting above honours too) with ``recipe`` (another runs' folder, e.g. ``_lowres-nodropout``: runs
 that differ only in overrides must not share one).
 
 ``--choose-on-dev NAME=OVERRIDES`` (repeatable) chooses a setting per run on dev rather than
@@ -82,9 +83,9 @@ from variants import BASELINES, NO_VECTOR_VARIANTS, RELEASE_VARIANTS, release_pa
 from variants import TAGGER_VARIANTS as ALL_VARIANTS  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-# --recipe: the suffix of the tagger configs (configs/tagger_<variant><suffix>.cfg) and of the
-# runs' folders (the project's `recipe` and `tagger_configs` variables).
-RECIPES = {"paper": "", "v2": "_v2", "v3": "_v3", "lowres": "_lowres"}
+# --recipe: the runs' folders' suffix and the taggers' recipe (spacy_mimick.tagger.recipes): the
+# project's `recipe` and `tagger_recipe` variables.
+RECIPES = {"lowres": ("_lowres", "default"), "paper": ("", "paper")}
 # --release: the best measured full-data recipe (docs/low_resource.md, full data: Both with the
 # lowres configs, 30 epochs, the n-gram Mimick model; RELEASE_VARIANTS: char->tag where there is
 # no Mimick model).
@@ -129,13 +130,16 @@ def count_words(path: Path) -> Tuple[int, int]:
     return words, sentences
 
 
-def tagger_config(path: Path, overrides: str = ""):
-    """A tagger config with ``tagger_overrides`` (``spacy train`` override arguments) applied,
-    not interpolated."""
+def tagger_config(variant: str, recipe: str, overrides: str = ""):
+    """The config ``init-config --variant VARIANT --recipe RECIPE`` writes, with
+    ``tagger_overrides`` (``spacy train`` override arguments) applied, not interpolated."""
     from spacy.cli._util import parse_config_overrides
-    from spacy.util import load_config
+    from spacy.util import load_config_from_str
 
-    return load_config(path, overrides=parse_config_overrides(shlex.split(overrides)), interpolate=False)
+    from spacy_mimick.tagger.recipes import config_text
+
+    return load_config_from_str(config_text(variant, recipe), overrides=parse_config_overrides(shlex.split(overrides)),
+                                interpolate=False)
 
 
 def decays_to_max_steps(config) -> bool:
@@ -179,9 +183,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help="Systems to train where they apply (default: the four variants and spacy; with "
                              "--release: its tagger and spacy, and `--variants both` makes the packages "
                              "without spaCy's baseline, which a later plain --release run adds)")
-    parser.add_argument("--recipe", choices=list(RECIPES), default="paper",
-                        help="Tagger configs: the paper's (MimickTagger.v1), configs/tagger_<variant>_<v2|v3|lowres>.cfg "
-                             "(runs under training/<treebank>_<v2|v3|lowres>, metrics/...)")
+    parser.add_argument("--recipe", choices=list(RECIPES), default="lowres",
+                        help="Tagger configs: lowres (the default: MimickTagger.v3, the low-resource recipe; runs "
+                             "under training/<treebank>_lowres) or paper (MimickTagger.v1 and the paper's training; "
+                             "training/<treebank>)")
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                         help="Another project variable for every command, e.g. --var mimick_epochs=15")
     parser.add_argument("--choose-on-dev", action="append", default=[], metavar="NAME=OVERRIDES",
@@ -280,29 +285,29 @@ def plan(args: argparse.Namespace) -> List[Step]:
     unknown = sorted(set(wanted_variants) - set(ALL_VARIANTS + BASELINES))
     if unknown:
         raise SystemExit(f"error: unknown --variants {unknown}; expected some of {', '.join(ALL_VARIANTS + BASELINES)}")
-    # The taggers' configs and runs' folder; a --var recipe (another folder) keeps the configs.
-    # Always passed, "" too: the project's own default is the lowres recipe, not the paper's.
-    recipe = {k: RECIPES[args.recipe] for k in ("recipe", "tagger_configs") if k not in extra}
-    recipe_configs = {v: args.project_dir / "configs" / f"tagger_{v}{extra.get('tagger_configs', RECIPES[args.recipe])}.cfg"
-                      for v in ALL_VARIANTS}
-    configs = {v: path for v, path in recipe_configs.items() if v in wanted_variants}
-    missing = [str(path) for path in configs.values() if not path.exists()]
-    if missing:
-        raise SystemExit(f"error: no tagger config {', '.join(missing)} (--recipe {args.recipe}, --var tagger_configs)")
+    # The runs' folder and the taggers' recipe; a --var recipe (another folder) keeps the recipe.
+    # Always passed, "" too.
+    folder, tagger_recipe = RECIPES[args.recipe]
+    recipe = {k: v for k, v in (("recipe", folder), ("tagger_recipe", tagger_recipe)) if k not in extra}
+    tagger_recipe = extra.get("tagger_recipe", tagger_recipe)
+    from spacy_mimick.tagger.recipes import RECIPES as TAGGER_RECIPES
+
+    if tagger_recipe not in TAGGER_RECIPES:
+        raise SystemExit(f"error: --var tagger_recipe={tagger_recipe}: expected one of {', '.join(TAGGER_RECIPES)}")
     overrides = extra.get("tagger_overrides", "")
     candidates = parse_candidates(args.choose_on_dev)
     # Any variant's config: they share the training settings. With spaCy's baseline alone the
     # recipe's configs still count the batches, so its runs' eval_frequency (part of their
     # script, hence of the lock) does not depend on whether --variants lists a tagger.
-    counting = next(iter(configs.values()), None) or next((p for p in recipe_configs.values() if p.exists()), None)
-    config = tagger_config(counting, overrides) if counting else None
-    batch_tokens = int(config["training"]["batcher"]["size"]) if config else 400
-    per_sample_max_steps = config is not None and decays_to_max_steps(config)
+    counting = next((v for v in wanted_variants if v in ALL_VARIANTS), "both")
+    config = tagger_config(counting, tagger_recipe, overrides)
+    batch_tokens = int(config["training"]["batcher"]["size"])
+    per_sample_max_steps = decays_to_max_steps(config)
     # --choose-on-dev: each candidate's overrides and its config (its batcher may differ), loaded once.
     candidate_configs = []
     for name, candidate_overrides in candidates:
         joined = f"{overrides} {candidate_overrides}".strip()
-        candidate_config = tagger_config(counting, joined)
+        candidate_config = tagger_config(counting, tagger_recipe, joined)
         candidate_configs.append((name, joined, candidate_config, int(candidate_config["training"]["batcher"]["size"])))
     treebanks = []
     for folder, prefix in found:
