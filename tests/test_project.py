@@ -1252,3 +1252,28 @@ def test_spacy_baseline_tags_xpos_only_where_every_word_has_one(tmp_path):
     assert paper_script.has_xpos(full) and not paper_script.has_xpos(partial)
     assert paper_script.has_xpos(REPO / "assets" / "UD_English-EWT" / "en_ewt-ud-train.conllu")
     assert not paper_script.has_xpos(REPO.parent / "shared" / "data" / "ud" / "UD_Russian-Taiga" / "ru_taiga-ud-train.conllu")
+
+
+def test_only_the_projects_own_empty_vectors_lose_spacys_w112():
+    import re
+
+    from spacy.errors import Warnings
+
+    import torch_threads
+
+    ours = Warnings.W112.format(name="corpus/UD_Basque-BDT/vectors")
+    theirs = Warnings.W112.format(name="/home/me/my_vectors")
+    assert re.match(torch_threads.W112_OF_THE_PROJECT, ours)
+    assert not re.match(torch_threads.W112_OF_THE_PROJECT, theirs)
+    # On spaCy's logger, where spacy train's initialization logs it.
+    from spacy.util import logger
+
+    records = []
+    handler = type("Keep", (__import__("logging").Handler,), {"emit": lambda self, r: records.append(r.getMessage())})()
+    logger.addHandler(handler)
+    try:
+        logger.warning(ours)
+        logger.warning(theirs)
+    finally:
+        logger.removeHandler(handler)
+    assert records == [theirs]
