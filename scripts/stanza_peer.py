@@ -6,6 +6,7 @@ scored by the project's own scorer beside the Both tagger.
     python scripts/stanza_peer.py predict --model-dir DIR --input TEST.conllu --output PRED.conllu
     python scripts/stanza_peer.py score --gold TEST.conllu --train SAMPLE.conllu \
         --stanza [NAME=]PRED.conllu [--stanza ...] [--both BOTH.spacy] [--output OUT.json] [--markdown OUT.md]
+    python scripts/stanza_peer.py words A.conllu B.conllu ... --output WORDS.txt
 
 This script runs under the project's environment (it imports ``spacy_mimick`` to score) and runs
 Stanza as a subprocess of another interpreter (``--stanza-python``, default
@@ -30,6 +31,9 @@ project's packages. Nothing here imports ``stanza``.
   (:func:`spacy_mimick.ud.significance.compare_systems`: McNemar's test for UPOS, the paper's
   bootstrapped Z-test for attribute micro-F1; and McNemar on the OOV tokens), differences
   Stanza minus Both.
+* ``words``: the lowercased word forms of CoNLL-U files, one a line, for
+  ``python -m spacy_mimick extend --words-file``: a table with a Mimick row for every such form
+  the table lacks, which Stanza can take as its pretrain (it looks words up lowercased).
 """
 import argparse
 import json
@@ -399,6 +403,27 @@ def cmd_score(args: argparse.Namespace) -> None:
         args.markdown.write_text(table, encoding="utf8")
 
 
+def lowercase_forms(paths: Sequence[Path]) -> List[str]:
+    """The lowercased word forms of CoNLL-U files, each once, in order of first occurrence: the
+    keys Stanza looks its pretrain up by (it lowercases every word before the lookup)."""
+    import spacy
+
+    vocab = spacy.blank("xx").vocab
+    seen: Dict[str, None] = {}
+    for path in paths:
+        for doc in _load_docs(path, vocab):
+            for token in doc:
+                seen.setdefault(token.text.lower(), None)
+    return list(seen)
+
+
+def cmd_words(args: argparse.Namespace) -> None:
+    words = lowercase_forms(args.conllu)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text("".join(w + "\n" for w in words), encoding="utf8")
+    print(f"[stanza-peer] {len(words):,} lowercased forms of {len(args.conllu)} file(s) -> {args.output}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -448,6 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--n-samples", type=int, default=1000, help="Bootstrap resamples (attribute F1 test)")
     score.add_argument("--seed", type=int, default=0, help="Bootstrap seed")
     score.set_defaults(func=cmd_score)
+
+    words = sub.add_parser("words", help="The lowercased word forms of CoNLL-U files, one a line (for "
+                                         "`python -m spacy_mimick extend --words-file`: Mimick rows for Stanza's pretrain)")
+    words.add_argument("conllu", type=Path, nargs="+", help="CoNLL-U files")
+    words.add_argument("--output", type=Path, required=True, help="Text file to write")
+    words.set_defaults(func=cmd_words)
     return parser
 
 

@@ -175,3 +175,10 @@ def test_train_refuses_missing_inputs(peer, files, tmp_path):
     with pytest.raises(SystemExit, match=r"^error: .*stanza_peer\.json: no such file"):
         peer.main(["predict", "--model-dir", str(tmp_path / "m"), "--input", str(files["gold.conllu"]),
                    "--output", str(tmp_path / "p.conllu"), "--stanza-python", sys.executable])
+
+
+def test_words_lowercased_once(peer, files, tmp_path):
+    out = tmp_path / "words.txt"
+    peer.main(["words", str(files["gold.conllu"]), str(files["train.conllu"]), "--output", str(out)])
+    assert out.read_text(encoding="utf8").split("\n") == [
+        "the", "dogs", "barked", "loudly", ".", "a", "cat", "slept", "here", ""]
