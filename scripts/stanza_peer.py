@@ -403,25 +403,31 @@ def cmd_score(args: argparse.Namespace) -> None:
         args.markdown.write_text(table, encoding="utf8")
 
 
-def lowercase_forms(paths: Sequence[Path]) -> List[str]:
+def lowercase_forms(paths: Sequence[Path]) -> Tuple[List[str], List[str]]:
     """The lowercased word forms of CoNLL-U files, each once, in order of first occurrence: the
-    keys Stanza looks its pretrain up by (it lowercases every word before the lookup)."""
+    keys Stanza looks its pretrain up by (it lowercases every word before the lookup). Forms with
+    white space inside (French ``1 000``) are returned apart: a word2vec text table cannot hold
+    them. Returns ``(forms, forms_with_spaces)``."""
     import spacy
 
     vocab = spacy.blank("xx").vocab
     seen: Dict[str, None] = {}
+    spaced: Dict[str, None] = {}
     for path in paths:
         for doc in _load_docs(path, vocab):
             for token in doc:
-                seen.setdefault(token.text.lower(), None)
-    return list(seen)
+                form = token.text.lower()
+                (spaced if any(c.isspace() for c in form) else seen).setdefault(form, None)
+    return list(seen), list(spaced)
 
 
 def cmd_words(args: argparse.Namespace) -> None:
-    words = lowercase_forms(args.conllu)
+    words, spaced = lowercase_forms(args.conllu)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text("".join(w + "\n" for w in words), encoding="utf8")
-    print(f"[stanza-peer] {len(words):,} lowercased forms of {len(args.conllu)} file(s) -> {args.output}")
+    print(f"[stanza-peer] {len(words):,} lowercased forms of {len(args.conllu)} file(s) -> {args.output}"
+          + (f"; {len(spaced):,} with white space left out ({', '.join(map(repr, spaced[:3]))}"
+             f"{', ...' if len(spaced) > 3 else ''})" if spaced else ""))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -182,3 +182,12 @@ def test_words_lowercased_once(peer, files, tmp_path):
     peer.main(["words", str(files["gold.conllu"]), str(files["train.conllu"]), "--output", str(out)])
     assert out.read_text(encoding="utf8").split("\n") == [
         "the", "dogs", "barked", "loudly", ".", "a", "cat", "slept", "here", ""]
+
+
+def test_words_with_spaces_left_out(peer, tmp_path, capsys):
+    path = tmp_path / "fr.conllu"
+    path.write_text(conllu([[("Il", "PRON", "_"), ("1 000", "NUM", "_"), ("euros", "NOUN", "_")]]), encoding="utf8")
+    out = tmp_path / "words.txt"
+    peer.main(["words", str(path), "--output", str(out)])
+    assert out.read_text(encoding="utf8") == "il\neuros\n"
+    assert "1 with white space left out ('1 000')" in capsys.readouterr().out
