@@ -165,7 +165,8 @@ def score_systems(
             "pos_acc": scores["pos_acc"], "attr_micro_f": scores["attr_micro_f"],
             "attr_micro_p": scores["attr_micro_p"], "attr_micro_r": scores["attr_micro_r"],
             "morph_acc": scores["morph_acc"],
-            "oov_train_pos_acc": scores["oov_train_pos_acc"], "oov_train_attr_micro_f": scores["oov_train_attr_micro_f"],
+            "oov_train_pos_acc": scores["oov_train_pos_acc"],
+            "oov_train_attr_micro_f": scores["oov_train_attr_micro_f"],
             "oov_train_n_tokens": scores["oov_train_n_tokens"], "n_tokens": scores["n_tokens"],
         })
     tests = []
@@ -208,8 +209,9 @@ def markdown_table(result: Dict[str, Any], title: Optional[str] = None) -> str:
     lines = [f"**{title}**", ""] if title else []
     lines += ["| system | UPOS acc | attr micro-F1 | OOV UPOS acc | OOV tokens |", "|---|---:|---:|---:|---:|"]
     for row in result["systems"]:
+        n_oov = "-" if row["oov_train_n_tokens"] is None else row["oov_train_n_tokens"]
         lines.append(f"| {row['name']} | {_pct(row['pos_acc'])} | {_pct(row['attr_micro_f'])} | "
-                     f"{_pct(row['oov_train_pos_acc'])} | {row['oov_train_n_tokens'] if row['oov_train_n_tokens'] is not None else '-'} |")
+                     f"{_pct(row['oov_train_pos_acc'])} | {n_oov} |")
     if result["tests"]:
         lines += ["", "| B vs A | UPOS delta | McNemar p | only A / only B right | attr F1 delta | bootstrap p | "
                       "OOV UPOS delta | OOV McNemar p |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -449,7 +451,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="word2vec text vectors table (.vec, .vec.gz, .xz) for Stanza's pretrain, or `none`")
     train.add_argument("--model-dir", type=Path, required=True, help="Folder for the model, its pretrain and logs")
     train.add_argument("--max-steps", type=int, default=2000, help="Stanza --max_steps (its default: 50000)")
-    train.add_argument("--batch-size", type=int, default=32, help="Stanza --batch_size, in sentences (its default: 250)")
+    train.add_argument("--batch-size", type=int, default=32,
+                       help="Stanza --batch_size, in sentences (its default: 250)")
     train.add_argument("--eval-interval", type=int, default=None, help="Stanza --eval_interval (its default: 100)")
     train.add_argument("--max-steps-before-stop", type=int, default=None,
                        help="Stanza --max_steps_before_stop (its default: 3000)")
@@ -480,8 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--seed", type=int, default=0, help="Bootstrap seed")
     score.set_defaults(func=cmd_score)
 
-    words = sub.add_parser("words", help="The lowercased word forms of CoNLL-U files, one a line (for "
-                                         "`python -m spacy_mimick extend --words-file`: Mimick rows for Stanza's pretrain)")
+    words = sub.add_parser("words", help="The lowercased word forms of CoNLL-U files, one a line (for `python -m "
+                                         "spacy_mimick extend --words-file`: Mimick rows for Stanza's pretrain)")
     words.add_argument("conllu", type=Path, nargs="+", help="CoNLL-U files")
     words.add_argument("--output", type=Path, required=True, help="Text file to write")
     words.set_defaults(func=cmd_words)
