@@ -316,7 +316,7 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     (data / "original_mimick" / "qq-lstm-est.tar.gz").write_bytes(b"")
     paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
                        "--treebanks", "UD_Tiny-Test", "--variants", "nochar,mimick,chartag,both",
-                       "--project-dir", str(project_copy)])
+                       "--no-choose-on-dev", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     assert len(runs("import-mimick", "UD_Tiny-Test")) == 1
     assert all("--vars.release_lang=qq" in l for l in lines)
@@ -324,7 +324,8 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     assert not runs("train-tagger-spacy", "UD_Tiny-Test")
     # Mimick vs No-Char alone: tested without char->tag and Both.
     paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
-                       "--treebanks", TREEBANK, "--variants", "nochar,mimick", "--project-dir", str(project_copy)])
+                       "--treebanks", TREEBANK, "--variants", "nochar,mimick", "--no-choose-on-dev",
+                       "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     assert len(runs("significance-mimick", TREEBANK)) == 1 and not runs("significance", TREEBANK)
     # The low-resource recipe, the default (as project.yml's): its configs, its own
@@ -333,8 +334,21 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
                        "--treebanks", TREEBANK, "--variants", "both", "--project-dir", str(project_copy)])
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     both = runs("train-tagger-both", TREEBANK)
-    assert len(both) == 1 and "--vars.recipe=_lowres" in both[0] and "--vars.tagger_recipe=default" in both[0]
+    # ... and each sample chooses on dev between the recipe and DEV_CANDIDATES (test is not read).
+    assert [run_variables(l)["recipe"] for l in both] == ["_lowres", "_lowres-ls10", "_lowres-adv15"]
+    (choose,) = runs("choose-on-dev", TREEBANK)
+    assert run_variables(choose)["dev_candidates"] == "_lowres,_lowres-ls10,_lowres-adv15"
+    assert run_variables(both[2])["tagger_overrides"] == "--components.mimick_tagger.adversarial 0.15"
+    both = both[:1]
+    assert "--vars.recipe=_lowres" in both[0] and "--vars.tagger_recipe=default" in both[0]
     assert "--vars.max_steps=480 " in both[0] + " "  # 80 epochs x 6 batches: where the lr decay ends
+    # --no-choose-on-dev: the recipe alone; it cannot be given with candidates.
+    paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run", "--no-choose-on-dev",
+                       "--treebanks", TREEBANK, "--variants", "both", "--project-dir", str(project_copy)])
+    lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
+    assert len(runs("train-tagger-both", TREEBANK)) == 1 and not runs("choose-on-dev", TREEBANK)
+    with pytest.raises(SystemExit, match="contradict"):
+        paper_script.parse_args(["--data-dir", str(data), "--no-choose-on-dev", "--choose-on-dev", "a=--x 1"])
     config = load_config(project_copy, recipe="_lowres")
     script = {c["name"]: c for c in config["commands"]}["train-tagger-both"]["script"][1]
     assert "configs/tagger_both.default.cfg" in script and f"training/{TREEBANK}_lowres/" in script
@@ -452,6 +466,14 @@ def test_package_card_licenses_baseline_and_release_model(tmp_path):
     assert "| spaCy tagger + morphologizer, same data and vectors | 88.00 |" in notes
     assert "POS +2.00 points (p = 0.003) (McNemar)" in notes and "words not in training +5.00 points" in notes
     assert "python scripts/project/paper.py --release" in notes
+    assert "dev_choice" not in meta and "chosen on the dev set" not in notes
+    # A run chosen on dev: the choice in the meta and the card.
+    choice = {"chosen": "_lowres-ls10", "dev_scores": {"_lowres": 0.91, "_lowres-ls10": 0.9234}, "candidates": []}
+    meta = package_meta.build_meta({"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []}, sources,
+                                   {**metrics, "dev_choice": choice}, "mimick_ud_bdt", "0.1.0")
+    assert meta["dev_choice"]["chosen"] == "_lowres-ls10"
+    assert "chosen on the dev set, not on test: `_lowres-ls10` (weighted dev score of each candidate: " \
+           "_lowres 91.00, _lowres-ls10 92.34)" in meta["notes"]
     # The embedded slice (data_dir assets, relative or absolute) is a demo; assets/full is not.
     assert package_meta.is_demo({"data_dir": "assets"}) and package_meta.is_demo({"data_dir": str(REPO / "assets")})
     assert not package_meta.is_demo({"data_dir": "assets/full"})
@@ -484,7 +506,7 @@ def test_paper_driver_runs_every_tagger_experiment(tmp_path, project_copy, capsy
 
     def plan(*args):
         paper_script.main(["--data-dir", str(data), "--sizes", "500", "--seeds", "0", "--dry-run",
-                           "--treebanks", TREEBANK, "--project-dir", str(project_copy), *args])
+                           "--treebanks", TREEBANK, "--project-dir", str(project_copy), "--no-choose-on-dev", *args])
         return [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
 
     def script(line):

@@ -103,6 +103,9 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
                       "(the `release` workflow trains it beside every package).", ""]
         if significance:
             lines += [significance_line(significance), ""]
+        choice = (metrics or {}).get("dev_choice")
+        if choice:
+            lines += [dev_choice_line(choice), ""]
         lines += ["On raw text the pipeline tokenizes with spaCy's tokenizer, whose words differ from UD's "
                   "in places (multiword tokens such as French *du* = *de le* are one token): expect lower "
                   "scores there than on UD's gold words.", ""]
@@ -120,6 +123,14 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
     if command:
         lines += ["### How it was built", "", "```", command, "```", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def dev_choice_line(choice: Dict[str, Any]) -> str:
+    """The card's sentence on the setting chosen on dev (choose_on_dev.py's ``dev_choice``)."""
+    scores = choice.get("dev_scores") or {}
+    listed = ", ".join(f"{name} {100 * float(score):.2f}" for name, score in scores.items())
+    return (f"Training setting chosen on the dev set, not on test: `{choice.get('chosen')}` "
+            f"(weighted dev score of each candidate: {listed}).")
 
 
 def significance_line(sig: Dict[str, Any]) -> str:
@@ -203,6 +214,8 @@ def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Opt
                                     if scores.get(key) is not None})
         if metrics.get("words_per_second"):
             meta["speed"] = {"cpu": metrics["words_per_second"]}
+        if metrics.get("dev_choice"):  # the run's setting, chosen on dev (paper.py's default path)
+            meta["dev_choice"] = metrics["dev_choice"]
     requirements = [r for r in meta.get("requirements", []) if not r.startswith("spacy-mimick")]
     meta["requirements"] = requirements + [requirement()]
     meta["notes"] = card_notes(meta, metrics, baseline, significance, command, demo, release)
