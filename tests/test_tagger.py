@@ -784,3 +784,49 @@ def test_configs_saved_with_the_removed_settings_off_still_load(trained, tmp_pat
     blank = spacy.blank("en").add_pipe("mimick_tagger", config={"model": {**V5, "vector_sources": False,
                                                                           "mimick_dropout": 0.0}})
     assert blank.model.get_ref("featurizer").attrs["vector_scale"] == 1.0
+
+
+def test_prediction_paths_give_the_training_paths_scores():
+    """Predicting fuses the heads into two products, and runs one sentence (or sentences of one
+    length) without packing: the same scores as the per-head, packed path of training, and the
+    fused weights follow every change of a head's parameters."""
+    import torch
+
+    from spacy_mimick.tagger.pytorch_tagger_model import MimickTaggerNet
+
+    torch.manual_seed(0)
+    net = MimickTaggerNet(vector_width=6, n_words=10, word_width=8, fine_tune=True, n_chars=12, char_embed=4,
+                          char_hidden=6, hidden_width=8, depth=2, dropout=0.3, head_sizes=[5, 2, 3])
+    for head in net.heads:  # away from the zero/prior init, so a wrong block would show
+        torch.nn.init.normal_(head[2].weight)
+
+    def inputs(lengths):
+        n = sum(lengths)
+        chars = torch.randint(1, 12, (n, 5))
+        return (torch.tensor(lengths), torch.randn(n, 6), torch.randint(0, 10, (n,)), chars,
+                torch.full((n,), 5), torch.arange(n), torch.zeros(0, dtype=torch.int64), torch.zeros(n, 0))
+
+    net.eval()
+    for lengths in ([7], [4, 4], [3, 0, 6]):
+        args = inputs(lengths)
+        with torch.inference_mode():
+            fast = net(*args)
+        with torch.enable_grad():
+            slow = net(*args).detach()  # grad enabled: the per-head path
+        assert fast.shape == (sum(lengths), 10)
+        assert torch.allclose(fast, slow, atol=1e-5)
+    # One sentence unpacked gives the states it has inside a packed batch of two lengths.
+    tokens = torch.randn(7, net.lstm.input_size)
+    with torch.no_grad():
+        packed = net._encode(tokens, torch.tensor([4, 3]))
+        alone = net._encode(tokens[:4], torch.tensor([4]))
+    assert torch.allclose(packed[:4], alone, atol=1e-6)
+    # A head changed in place (as an optimizer step does): the fused weights follow.
+    with torch.no_grad():
+        net.heads[1][2].bias.add_(3.0)
+    args = inputs([5])
+    with torch.inference_mode():
+        fast = net(*args)
+    with torch.enable_grad():
+        slow = net(*args).detach()
+    assert torch.allclose(fast, slow, atol=1e-5)

@@ -5,7 +5,7 @@ The thinc wrapper around it (featurization, batching, serialization) is in ``tag
 """
 import io
 import pickle
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -114,6 +114,8 @@ class MimickTaggerNet(nn.Module):
         )
         if head_priors is not None:
             self._init_head_biases(head_priors)
+        # The heads fused for prediction (_fused_heads); not saved.
+        self._fused: Optional[Tuple[tuple, Tuple[torch.Tensor, ...]]] = None
         # Adversarial training (see _adversarial); not parameters, never saved.
         self.record_input = False
         self.recorded_input: Optional[torch.Tensor] = None
@@ -167,7 +169,27 @@ class MimickTaggerNet(nn.Module):
         if self.spelling_width:
             words = torch.cat((words, spelling), dim=-1)
         hidden = self._encode(self.dropout(self._adversarial(words)), lengths)
-        return torch.cat([head(hidden) for head in self.heads], dim=-1)
+        if self.training or torch.is_grad_enabled():
+            return torch.cat([head(hidden) for head in self.heads], dim=-1)
+        # Predicting: all heads in two matrix products instead of two per head (one per
+        # attribute: 2 x 22 small products for EWT's attributes, ~12% of `nlp(text)`).
+        first, first_bias, second, second_bias = self._fused_heads()
+        return nn.functional.linear(torch.tanh(nn.functional.linear(hidden, first, first_bias)), second, second_bias)
+
+    def _fused_heads(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The heads as one layer: their first layers stacked, their second layers as one
+        block-diagonal matrix (the same scores, side by side as in ``forward``). Cached until a
+        head parameter changes (an optimizer step or a loaded state bumps its version)."""
+        params = [p for head in self.heads for p in (head[0].weight, head[0].bias, head[2].weight, head[2].bias)]
+        key = tuple((p.data_ptr(), p._version) for p in params)
+        if self._fused is None or self._fused[0] != key:
+            with torch.inference_mode(False), torch.no_grad():
+                fused = (torch.cat([head[0].weight for head in self.heads]),
+                         torch.cat([head[0].bias for head in self.heads]),
+                         torch.block_diag(*[head[2].weight for head in self.heads]),
+                         torch.cat([head[2].bias for head in self.heads]))
+            self._fused = (key, fused)
+        return self._fused[1]
 
     def _adversarial(self, tokens: torch.Tensor) -> torch.Tensor:
         """The hooks of adversarial training (``MimickTagger.update``), in training only: keep
@@ -189,6 +211,10 @@ class MimickTaggerNet(nn.Module):
         if seq_lengths.numel() == 0:
             return tokens.new_zeros((0, self.lstm.hidden_size * 2))
         max_len = int(seq_lengths.max())
+        if bool((seq_lengths == max_len).all()):
+            # One sentence (``nlp(text)``), or sentences of one length: no padding to pack.
+            output, _ = self.lstm(tokens.reshape(seq_lengths.numel(), max_len, tokens.shape[1]))
+            return output.reshape(-1, output.shape[-1])
         # Scatter the flat tokens into a (n_seqs, max_len, width) batch.
         mask = torch.arange(max_len, device=tokens.device).unsqueeze(0) < seq_lengths.unsqueeze(1)
         padded = tokens.new_zeros((seq_lengths.numel(), max_len, tokens.shape[1]))

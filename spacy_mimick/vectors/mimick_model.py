@@ -162,6 +162,10 @@ def length_batches(words: Sequence[str], batch_size: int, max_chars: int) -> Lis
     return batches
 
 
+# At most this many words per predict() call go in one padded batch (see MimickModel._batches).
+SMALL_BATCH = 32
+
+
 class MimickModel:
     """Predicts vectors for words from their spelling. Self-contained: saves to a directory."""
 
@@ -227,18 +231,30 @@ class MimickModel:
             return out
         was_training = self.module.training
         device = self.device
-        self.module.eval()
+        if was_training:  # a mode switch walks every submodule: only when needed
+            self.module.eval()
         try:
-            with torch.no_grad():
-                for idx in length_batches(words, batch_size, self.spec.max_chars):
+            with torch.inference_mode():
+                for idx in self._batches(words, batch_size):
                     batch = batch_to(self.featurize([words[i] for i in idx]), device)
                     out[idx] = self.module(batch).cpu().numpy()
         finally:
-            self.module.train(was_training)
+            if was_training:
+                self.module.train()
         scale = self.meta.get("output_scale")
         if scale is not None:
             out *= numpy.float32(scale)
         return out
+
+    def _batches(self, words: Sequence[str], batch_size: int) -> List[List[int]]:
+        """:func:`length_batches`, except that a few words on the CPU (``nlp(text)``'s out-of-vocabulary
+        words) go in one batch sorted by (length, word): one packed BiLSTM call costs less than one
+        call per length there (0.95 vs 1.49 ms for three words of three lengths, one thread), and a
+        word's batch still does not depend on the order the words come in."""
+        if len(words) <= SMALL_BATCH and "chars" in self.features and self.device.type == "cpu":
+            max_chars = self.spec.max_chars
+            return [sorted(range(len(words)), key=lambda i: (min(len(words[i]), max_chars), words[i]))]
+        return length_batches(words, batch_size, self.spec.max_chars)
 
     # -- serialization ---------------------------------------------------------------------
     def _config(self) -> Dict[str, Any]:
@@ -287,6 +303,7 @@ class MimickModel:
                 f"{where}: the weights hold NaN or infinite values (in {', '.join(bad[:3])}): "
                 f"the model was saved from a diverged training; train it again"
             )
+        model.module.eval()  # loaded to predict (the trainer sets training mode itself)
         return model
 
     def non_finite_weights(self) -> List[str]:

@@ -1,0 +1,122 @@
+"""The prediction paths of the tagger and of Mimick against the paths they replaced, in one process.
+
+    python benchmarks/predict_paths.py PIPELINE CONLLU [--sentences 400] [--rounds 3] [--threads 1]
+
+"before" puts back, in this process, what prediction did until these paths existed:
+
+- thinc's ``PyTorchShim.predict``, which switches the torch module to eval mode and back to
+  training mode on every call (each switch walks every submodule);
+- every attribute head as its own two linear layers (two small products per attribute);
+- Mimick's out-of-vocabulary words of one call in one batch per word length.
+
+"after" is the package as it is: ``tagger_model.PredictShim`` (eval mode kept, inference mode),
+the heads fused into two products (``MimickTaggerNet._fused_heads``) and a few words of one call
+in one packed batch (``MimickModel._batches``). The rounds alternate before / after over the same
+sentences (15-25 tokens, from the CONLLU file's ``# text`` lines), so both meet the same machine
+load; the table gives ``nlp(text)`` median and p95 latency per round and ``nlp.pipe`` tokens/s.
+Mimick's vector cache is emptied before each round, so every round predicts the same words.
+"""
+import argparse
+import statistics
+import time
+
+import spacy
+import torch
+from thinc.shims.pytorch import PyTorchShim
+
+from spacy_mimick.tagger import pytorch_tagger_model as ptm
+from spacy_mimick.tagger import tagger_model
+from spacy_mimick.vectors import mimick_model
+
+NEW_PREDICT = tagger_model.PredictShim.predict
+NEW_FORWARD = ptm.MimickTaggerNet.forward
+NEW_SMALL_BATCH = mimick_model.SMALL_BATCH
+
+
+def per_head_forward(self, lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes=None,
+                     spelling=None):
+    """MimickTaggerNet.forward with every head applied on its own (the training path)."""
+    if self.word_embed is not None:
+        words = self.word_embed(word_ids)
+    elif self.word_delta is not None:
+        words = vectors + self.word_delta(word_ids)
+    else:
+        words = vectors
+    if self.chars is not None:
+        words = torch.cat((words, self.chars(char_ids, char_lengths)[token_words]), dim=-1)
+    if self.n_shapes:
+        words = torch.cat((words, torch.nn.functional.one_hot(shapes, self.n_shapes).to(words.dtype)), dim=-1)
+    if self.spelling_width:
+        words = torch.cat((words, spelling), dim=-1)
+    hidden = self._encode(self.dropout(self._adversarial(words)), lengths)
+    return torch.cat([head(hidden) for head in self.heads], dim=-1)
+
+
+def use(after: bool) -> None:
+    tagger_model.PredictShim.predict = NEW_PREDICT if after else PyTorchShim.predict
+    ptm.MimickTaggerNet.forward = NEW_FORWARD if after else per_head_forward
+    mimick_model.SMALL_BATCH = NEW_SMALL_BATCH if after else 0
+
+
+def clear_cache(nlp) -> None:
+    clear = getattr(nlp.vocab.vectors, "clear_cache", None)
+    if clear is not None:
+        clear()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("pipeline")
+    parser.add_argument("conllu")
+    parser.add_argument("--sentences", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the components (n_threads)")
+    args = parser.parse_args()
+    overrides = {name: {"n_threads": args.threads} for name in ("mimick_tagger", "mimick_vectors")}
+    nlp = spacy.load(args.pipeline, config={"components": overrides})
+    texts = []
+    with open(args.conllu, encoding="utf8") as f:
+        for line in f:
+            if line.startswith("# text ="):
+                text = line.split("=", 1)[1].strip()
+                if 15 <= len(nlp.make_doc(text)) <= 25:
+                    texts.append(text)
+    texts = texts[: args.sentences]
+    if not texts:
+        raise SystemExit(f"error: {args.conllu}: no '# text =' sentence of 15-25 tokens")
+    n_tokens = sum(len(nlp.make_doc(t)) for t in texts)
+    for text in texts[:50]:  # warm-up
+        nlp(text)
+    rows = {False: [], True: []}
+    for _ in range(args.rounds):
+        for after in (False, True):
+            use(after)
+            clear_cache(nlp)
+            latencies = []
+            for text in texts:
+                start = time.perf_counter()
+                nlp(text)
+                latencies.append(time.perf_counter() - start)
+            clear_cache(nlp)
+            start = time.perf_counter()
+            for _doc in nlp.pipe(texts, batch_size=256):
+                pass
+            pipe_rate = n_tokens / (time.perf_counter() - start)
+            rows[after].append((statistics.median(latencies) * 1e3,
+                                statistics.quantiles(latencies, n=20)[18] * 1e3, pipe_rate))
+    use(True)
+    print(f"{args.pipeline}: {len(texts)} sentences of 15-25 tokens ({n_tokens:,} tokens), "
+          f"n_threads {args.threads}, {args.rounds} alternating rounds\n")
+    print("| paths | nlp(text) median ms, each round | nlp(text) p95 ms, each round | nlp.pipe tokens/s, each round |")
+    print("|---|---|---|---|")
+    for after in (False, True):
+        r = rows[after]
+        print(f"| {'after' if after else 'before'} | {' / '.join(f'{x[0]:.2f}' for x in r)} | "
+              f"{' / '.join(f'{x[1]:.2f}' for x in r)} | {' / '.join(f'{x[2]:,.0f}' for x in r)} |")
+    ratio = statistics.median(x[0] for x in rows[False]) / statistics.median(x[0] for x in rows[True])
+    pipe = statistics.median(x[2] for x in rows[True]) / statistics.median(x[2] for x in rows[False])
+    print(f"\nbefore / after, median latency: {ratio:.2f}x; nlp.pipe after / before: {pipe:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
