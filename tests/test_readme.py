@@ -189,3 +189,13 @@ def test_links_of_the_readme_and_the_docs_lead_somewhere():
             elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
                 broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
     assert not broken, "broken links:\n" + "\n".join(broken)
+
+
+def test_docs_hold_no_placeholders():
+    """A page published with a stand-in for a result it was waiting for ('PLACEHOLDER', 'TODO',
+    'TBD', 'XXX' as words) says something that is not true yet."""
+    pages = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))
+    found = [f"{page.relative_to(ROOT)}:{number}: {line.strip()[:80]}"
+             for page in pages for number, line in enumerate(page.read_text(encoding="utf8").splitlines(), 1)
+             if re.search(r"\b(PLACEHOLDER|TODO|TBD|XXX)\b|_PLACEHOLDER\b", line)]
+    assert not found, "placeholders in the docs:\n" + "\n".join(found)
