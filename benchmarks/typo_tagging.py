@@ -14,6 +14,7 @@ the first one.
         [--rates 0 0.1 0.3] [--seed 0] [--output metrics/typo_tagging.md]
 """
 import argparse
+import json
 import random
 import sys
 import time
@@ -85,18 +86,34 @@ def pct(x) -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("test", type=Path, help="Gold CoNLL-U test file")
-    parser.add_argument("--system", action="append", required=True, metavar="NAME=PIPELINE",
-                        help="A trained pipeline (folder or package name); the first is the reference of McNemar")
+    parser.add_argument("--system", action="append", required=True, nargs="+", metavar="NAME=PIPELINE [SETTING=VALUE]",
+                        help="A trained pipeline (folder or package name), then config overrides given to "
+                             "spacy.load (e.g. components.mimick_vectors.spelling_backoff=true; values are JSON, "
+                             "else strings); the first system is the reference of McNemar")
     parser.add_argument("--rates", type=float, nargs="+", default=[0.0, 0.1, 0.3])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=None, help="Also write the table here (Markdown)")
     args = parser.parse_args(argv)
     systems = []
-    for spec in args.system:
+    for spec, *settings in args.system:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             parser.error(f"--system {spec!r}: expected NAME=PIPELINE")
-        systems.append((name, spacy.load(path)))
+        config: Dict = {}
+        for setting in settings:
+            key, sep, value = setting.partition("=")
+            if not sep or "." not in key:
+                parser.error(f"--system {name}: {setting!r}: expected SECTION.KEY=VALUE")
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass
+            *sections, leaf = key.split(".")
+            node = config
+            for section in sections:
+                node = node.setdefault(section, {})
+            node[leaf] = value
+        systems.append((name, spacy.load(path, config=config)))
     rows = []
     for rate in args.rates:
         gold_all = None
