@@ -158,6 +158,22 @@ def test_pipeline_serialization_round_trip(nlp, tmp_path):
     numpy.testing.assert_array_equal(numpy.vstack([t.vector for t in doc]), numpy.vstack([t.vector for t in doc3]))
 
 
+def test_settings_given_at_load_win_over_the_saved_ones(nlp, tmp_path):
+    """spacy.load(..., config=...) sets the vectors' run-time settings of a saved pipeline; the
+    component's saved cfg used to put its own values back without a word."""
+    from spacy_mimick.vectors.mimick_vectors import MimickVectors
+
+    nlp.to_disk(tmp_path / "pipeline")
+    overrides = {"spelling_backoff": True, "n_threads": 2, "cache_size": 77}
+    loaded = spacy.load(tmp_path / "pipeline", config={"components": {"mimick_vectors": overrides}})
+    vectors = loaded.vocab.vectors
+    assert isinstance(vectors, MimickVectors)
+    assert (vectors.spelling_backoff, vectors.n_threads, vectors.cache_size) == (True, 2, 77)
+    assert {k: loaded.get_pipe("mimick_vectors").cfg[k] for k in overrides} == overrides
+    plain = spacy.load(tmp_path / "pipeline")  # without overrides: what was saved
+    assert plain.vocab.vectors.spelling_backoff is False and plain.vocab.vectors.cache_size == 100_000
+
+
 def test_dimension_mismatch_is_rejected(tiny_mimick):
     nlp = spacy.blank("en")
     nlp.vocab.vectors = Vectors(strings=nlp.vocab.strings, data=numpy.ones((2, 7), "f"), keys=["a", "b"])

@@ -89,6 +89,9 @@ def make_mimick_vectors(
 # The component's settings that are its MimickVectors' (kept in sync by ``vectors``).
 VECTORS_SETTINGS = ("lowercase_backoff", "cache_size", "mimick_only", "n_threads", "spelling_backoff",
                     "spelling_weight", "spelling_max_rows")
+# Settings of how the component runs, not of what initialize() did: a loaded pipeline takes them
+# from its config (see MimickVectorsComponent._load_cfg).
+RUNTIME_SETTINGS = VECTORS_SETTINGS + ("batch_size", "predict_all", "add_to_vectors")
 
 
 def blend_with_table(vector: numpy.ndarray, predicted: numpy.ndarray) -> numpy.ndarray:
@@ -306,5 +309,12 @@ class MimickVectorsComponent(Pipe):
         return self
 
     def _load_cfg(self, cfg: Dict) -> None:
+        """The saved cfg, except for the run-time settings: those the component was made with
+        win (``config.cfg`` and its overrides, e.g. ``spacy.load(..., config={"components":
+        {"mimick_vectors": {"spelling_backoff": True}}})``), as spaCy's config does for every
+        factory setting (until now the saved cfg silently undid such an override). The saved cfg
+        still gives what ``initialize`` recorded (the refined rows)."""
+        given = {k: self.cfg[k] for k in RUNTIME_SETTINGS}
         self.cfg.update(cfg)
+        self.cfg.update(given)
         self.vectors
