@@ -16,6 +16,9 @@ from ..errors import UserError
 # Range of the random rows given to words that have no pretrained vector, as in the
 # original DyNet tagger; used for the trainable table when the pipeline has no vectors.
 RANDOM_INIT_RANGE = 0.8
+# Words whose character encoding CharBiLSTM keeps while predicting (about 0.7 KB each at the
+# default width of 128).
+CHAR_CACHE_SIZE = 20_000
 
 
 class CharBiLSTM(nn.Module):
@@ -32,10 +35,38 @@ class CharBiLSTM(nn.Module):
             raise ValueError(f"char_hidden must be even (two directions), got {hidden_width}")
         self.embed = nn.Embedding(n_chars, char_embed, padding_idx=0)
         self.lstm = nn.LSTM(char_embed, hidden_width // 2, batch_first=True, bidirectional=True)
+        # Encodings of words seen while predicting (see forward); not saved.
+        self._cache: dict = {}
+        self._cache_key: Optional[tuple] = None
 
     def forward(self, char_ids: torch.Tensor, char_lengths: torch.Tensor) -> torch.Tensor:
         """char_ids: (n_words, max_len) padded with 0; char_lengths: (n_words,) >= 1.
-        Returns (n_words, hidden_width)."""
+        Returns (n_words, hidden_width).
+
+        Predicting on the CPU, each word's encoding is kept (up to ``CHAR_CACHE_SIZE`` words,
+        then the cache starts again) and only new words run the LSTM: most words of running
+        text were seen a few sentences before. The cache is dropped whenever a parameter
+        changes (an optimizer step or a loaded state bumps its version)."""
+        if self.training or torch.is_grad_enabled() or char_ids.device.type != "cpu" or not CHAR_CACHE_SIZE:
+            return self._encode(char_ids, char_lengths)
+        key = tuple((p.data_ptr(), p._version) for p in self.parameters())
+        if key != self._cache_key:
+            self._cache, self._cache_key = {}, key
+        cache = self._cache
+        words = [tuple(row[:n]) for row, n in zip(char_ids.tolist(), char_lengths.tolist())]
+        new = [i for i, word in enumerate(words) if word not in cache]
+        if new:
+            if len(cache) + len(new) > CHAR_CACHE_SIZE:
+                cache.clear()
+            index = torch.tensor(new)
+            lengths = char_lengths[index]
+            # A fresh (n_new, hidden) tensor: the cached rows share no storage with the batch's.
+            states = self._encode(char_ids[index, : int(lengths.max())], lengths)
+            for i, state in zip(new, states):
+                cache[words[i]] = state
+        return torch.stack([cache[word] for word in words])
+
+    def _encode(self, char_ids: torch.Tensor, char_lengths: torch.Tensor) -> torch.Tensor:
         # pack_padded_sequence wants the lengths on the CPU, wherever the data is.
         packed = pack_padded_sequence(
             self.embed(char_ids), char_lengths.cpu(), batch_first=True, enforce_sorted=False
