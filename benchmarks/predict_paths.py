@@ -24,7 +24,6 @@ import statistics
 import time
 
 import spacy
-import torch
 from thinc.shims.pytorch import PyTorchShim
 
 from spacy_mimick.tagger import pytorch_tagger_model as ptm
@@ -32,33 +31,13 @@ from spacy_mimick.tagger import tagger_model
 from spacy_mimick.vectors import mimick_model
 
 NEW_PREDICT = tagger_model.PredictShim.predict
-NEW_FORWARD = ptm.MimickTaggerNet.forward
 NEW_SMALL_BATCH = mimick_model.SMALL_BATCH
 NEW_CHAR_CACHE = ptm.CHAR_CACHE_SIZE
 
 
-def per_head_forward(self, lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes=None,
-                     spelling=None):
-    """MimickTaggerNet.forward with every head applied on its own (the training path)."""
-    if self.word_embed is not None:
-        words = self.word_embed(word_ids)
-    elif self.word_delta is not None:
-        words = vectors + self.word_delta(word_ids)
-    else:
-        words = vectors
-    if self.chars is not None:
-        words = torch.cat((words, self.chars(char_ids, char_lengths)[token_words]), dim=-1)
-    if self.n_shapes:
-        words = torch.cat((words, torch.nn.functional.one_hot(shapes, self.n_shapes).to(words.dtype)), dim=-1)
-    if self.spelling_width:
-        words = torch.cat((words, spelling), dim=-1)
-    hidden = self._encode(self.dropout(self._adversarial(words)), lengths)
-    return torch.cat([head(hidden) for head in self.heads], dim=-1)
-
-
 def use(after: bool) -> None:
     tagger_model.PredictShim.predict = NEW_PREDICT if after else PyTorchShim.predict
-    ptm.MimickTaggerNet.forward = NEW_FORWARD if after else per_head_forward
+    ptm.FUSE_HEADS = after
     mimick_model.SMALL_BATCH = NEW_SMALL_BATCH if after else 0
     ptm.CHAR_CACHE_SIZE = NEW_CHAR_CACHE if after else 0
 

@@ -19,6 +19,9 @@ RANDOM_INIT_RANGE = 0.8
 # Words whose character encoding CharBiLSTM keeps while predicting (about 0.7 KB each at the
 # default width of 128).
 CHAR_CACHE_SIZE = 20_000
+# Whether predicting runs the heads as one fused layer (MimickTaggerNet._fused_heads); the
+# same scores either way (benchmarks/predict_paths.py turns it off to compare).
+FUSE_HEADS = True
 
 
 class CharBiLSTM(nn.Module):
@@ -200,7 +203,7 @@ class MimickTaggerNet(nn.Module):
         if self.spelling_width:
             words = torch.cat((words, spelling), dim=-1)
         hidden = self._encode(self.dropout(self._adversarial(words)), lengths)
-        if self.training or torch.is_grad_enabled():
+        if self.training or torch.is_grad_enabled() or not FUSE_HEADS:
             return torch.cat([head(hidden) for head in self.heads], dim=-1)
         # Predicting: all heads in two matrix products instead of two per head (one per
         # attribute: 2 x 22 small products for EWT's attributes, ~12% of `nlp(text)`).
