@@ -77,6 +77,8 @@ CANDIDATES: Dict[str, tuple] = {
     "typo70": ("n-gram, l2, typo 0.7", NGRAM, {**BEFORE, "typo_prob": 0.7}),
     "typo50-nce": ("n-gram, l2 + 0.1 x InfoNCE, typo 0.5", NGRAM,
                    {**BEFORE, "typo_prob": 0.5, "loss": "l2+contrastive"}),
+    "typo50-nce03": ("n-gram, l2 + 0.3 x InfoNCE, typo 0.5", NGRAM,
+                     {**BEFORE, "typo_prob": 0.5, "loss": "l2+contrastive", "contrastive_weight": 0.3}),
     "typo50-n2": ("n-gram 2-6, l2, typo 0.5", {**NGRAM, "n_min": 2}, {**BEFORE, "typo_prob": 0.5}),
     "typo50-freq": ("n-gram, l2, typo 0.5, log-frequency weights", NGRAM,
                     {**BEFORE, "typo_prob": 0.5, "freq_weight": True}),
