@@ -7,17 +7,15 @@
 - thinc's ``PyTorchShim.predict``, which switches the torch module to eval mode and back to
   training mode on every call (each switch walks every submodule);
 - every attribute head as its own two linear layers (two small products per attribute);
-- Mimick's out-of-vocabulary words of one call in one batch per word length;
-- every word of a batch through the tagger's character BiLSTM.
+- Mimick's out-of-vocabulary words of one call in one batch per word length.
 
 "after" is the package as it is: ``tagger_model.PredictShim`` (eval mode kept, inference mode),
-the heads fused into two products (``MimickTaggerNet._fused_heads``), a few words of one call
-in one packed batch (``MimickModel._batches``) and the character encodings of words seen before
-kept (``CharBiLSTM``'s cache, ``CHAR_CACHE_SIZE``). The rounds alternate before / after over the same
+the heads fused into two products (``MimickTaggerNet._fused_heads``) and a few words of one call
+in one packed batch (``MimickModel._batches``). The rounds alternate before / after over the same
 sentences (15-25 tokens, from the CONLLU file's ``# text`` lines), so both meet the same machine
 load; the table gives ``nlp(text)`` median and p95 latency per round and ``nlp.pipe`` tokens/s.
-Mimick's vector cache and the character cache are emptied before each round and before its
-``nlp.pipe`` pass, so every round predicts the same words from the same state.
+Mimick's vector cache is emptied before each round and before its ``nlp.pipe`` pass, so every
+round predicts the same words from the same state.
 """
 import argparse
 import statistics
@@ -32,26 +30,18 @@ from spacy_mimick.vectors import mimick_model
 
 NEW_PREDICT = tagger_model.PredictShim.predict
 NEW_SMALL_BATCH = mimick_model.SMALL_BATCH
-NEW_CHAR_CACHE = ptm.CHAR_CACHE_SIZE
 
 
 def use(after: bool) -> None:
     tagger_model.PredictShim.predict = NEW_PREDICT if after else PyTorchShim.predict
     ptm.FUSE_HEADS = after
     mimick_model.SMALL_BATCH = NEW_SMALL_BATCH if after else 0
-    ptm.CHAR_CACHE_SIZE = NEW_CHAR_CACHE if after else 0
 
 
 def clear_cache(nlp) -> None:
     clear = getattr(nlp.vocab.vectors, "clear_cache", None)
     if clear is not None:
         clear()
-    for _name, proc in nlp.pipeline:
-        for node in getattr(getattr(proc, "model", None), "walk", lambda: [])():
-            for shim in node.shims:
-                for module in shim._model.modules():
-                    if isinstance(module, ptm.CharBiLSTM):
-                        module._cache, module._cache_key = {}, None
 
 
 def main() -> None:

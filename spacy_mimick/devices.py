@@ -46,6 +46,11 @@ def module_device(module: torch.nn.Module) -> torch.device:
     return next(module.parameters()).device
 
 
+def on_cpu(device: torch.device) -> bool:
+    """Whether ``device`` is the CPU (where some prediction paths differ: see their callers)."""
+    return device.type == "cpu"
+
+
 def batch_to(batch: Dict[str, torch.Tensor], device: torch.device) -> Dict[str, torch.Tensor]:
     """A Mimick module's input batch on ``device``. ``lengths`` stays where it is (the CPU):
     ``pack_padded_sequence`` takes its lengths on the CPU on every device."""

@@ -821,9 +821,11 @@ def test_prediction_paths_give_the_training_paths_scores():
         packed = net._encode(tokens, torch.tensor([4, 3]))
         alone = net._encode(tokens[:4], torch.tensor([4]))
     assert torch.allclose(packed[:4], alone, atol=1e-6)
-    # A head changed in place (as an optimizer step does): the fused weights follow.
+    # A head's data replaced as thinc's optimizer does (param.data = ..., no version bump):
+    # the fused weights follow.
     with torch.no_grad():
-        net.heads[1][2].bias.add_(3.0)
+        net.heads[1][2].bias.data = net.heads[1][2].bias.data + 3.0
+        net.heads[0][0].weight.data.copy_(net.heads[0][0].weight.data * 2)
     args = inputs([5])
     with torch.inference_mode():
         fast = net(*args)
@@ -831,27 +833,3 @@ def test_prediction_paths_give_the_training_paths_scores():
         slow = net(*args).detach()
     assert torch.allclose(fast, slow, atol=1e-5)
 
-
-def test_char_encodings_are_kept_while_predicting_and_dropped_when_weights_change():
-    import torch
-
-    from spacy_mimick.tagger.pytorch_tagger_model import CharBiLSTM
-
-    torch.manual_seed(0)
-    chars = CharBiLSTM(n_chars=9, char_embed=4, hidden_width=6).eval()
-    ids = torch.tensor([[2, 5, 6, 3, 0], [2, 7, 3, 0, 0], [2, 5, 6, 3, 0]])
-    lengths = torch.tensor([4, 3, 4])
-    with torch.enable_grad():
-        plain = chars(ids, lengths).detach()
-    with torch.inference_mode():
-        first = chars(ids, lengths)
-        again = chars(ids[1:], lengths[1:])  # both words from the cache
-    assert len(chars._cache) == 2  # the repeated word once
-    assert torch.allclose(first, plain, atol=1e-6) and torch.allclose(again, plain[1:], atol=1e-6)
-    with torch.no_grad():
-        chars.lstm.bias_hh_l0.add_(1.0)  # as an optimizer step would
-    with torch.inference_mode():
-        changed = chars(ids, lengths)
-    with torch.enable_grad():
-        expected = chars(ids, lengths).detach()
-    assert torch.allclose(changed, expected, atol=1e-6) and not torch.allclose(changed, first, atol=1e-3)

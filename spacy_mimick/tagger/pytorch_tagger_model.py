@@ -16,9 +16,6 @@ from ..errors import UserError
 # Range of the random rows given to words that have no pretrained vector, as in the
 # original DyNet tagger; used for the trainable table when the pipeline has no vectors.
 RANDOM_INIT_RANGE = 0.8
-# Words whose character encoding CharBiLSTM keeps while predicting (about 0.7 KB each at the
-# default width of 128).
-CHAR_CACHE_SIZE = 20_000
 # Whether predicting runs the heads as one fused layer (MimickTaggerNet._fused_heads); the
 # same scores either way (benchmarks/predict_paths.py turns it off to compare).
 FUSE_HEADS = True
@@ -38,38 +35,10 @@ class CharBiLSTM(nn.Module):
             raise ValueError(f"char_hidden must be even (two directions), got {hidden_width}")
         self.embed = nn.Embedding(n_chars, char_embed, padding_idx=0)
         self.lstm = nn.LSTM(char_embed, hidden_width // 2, batch_first=True, bidirectional=True)
-        # Encodings of words seen while predicting (see forward); not saved.
-        self._cache: dict = {}
-        self._cache_key: Optional[tuple] = None
 
     def forward(self, char_ids: torch.Tensor, char_lengths: torch.Tensor) -> torch.Tensor:
         """char_ids: (n_words, max_len) padded with 0; char_lengths: (n_words,) >= 1.
-        Returns (n_words, hidden_width).
-
-        Predicting on the CPU, each word's encoding is kept (up to ``CHAR_CACHE_SIZE`` words,
-        then the cache starts again) and only new words run the LSTM: most words of running
-        text were seen a few sentences before. The cache is dropped whenever a parameter
-        changes (an optimizer step or a loaded state bumps its version)."""
-        if self.training or torch.is_grad_enabled() or char_ids.device.type != "cpu" or not CHAR_CACHE_SIZE:
-            return self._encode(char_ids, char_lengths)
-        key = tuple((p.data_ptr(), p._version) for p in self.parameters())
-        if key != self._cache_key:
-            self._cache, self._cache_key = {}, key
-        cache = self._cache
-        words = [tuple(row[:n]) for row, n in zip(char_ids.tolist(), char_lengths.tolist())]
-        new = [i for i, word in enumerate(words) if word not in cache]
-        if new:
-            if len(cache) + len(new) > CHAR_CACHE_SIZE:
-                cache.clear()
-            index = torch.tensor(new)
-            lengths = char_lengths[index]
-            # A fresh (n_new, hidden) tensor: the cached rows share no storage with the batch's.
-            states = self._encode(char_ids[index, : int(lengths.max())], lengths)
-            for i, state in zip(new, states):
-                cache[words[i]] = state
-        return torch.stack([cache[word] for word in words])
-
-    def _encode(self, char_ids: torch.Tensor, char_lengths: torch.Tensor) -> torch.Tensor:
+        Returns (n_words, hidden_width)."""
         # pack_padded_sequence wants the lengths on the CPU, wherever the data is.
         packed = pack_padded_sequence(
             self.embed(char_ids), char_lengths.cpu(), batch_first=True, enforce_sorted=False
@@ -148,8 +117,6 @@ class MimickTaggerNet(nn.Module):
         )
         if head_priors is not None:
             self._init_head_biases(head_priors)
-        # The heads fused for prediction (_fused_heads); not saved.
-        self._fused: Optional[Tuple[tuple, Tuple[torch.Tensor, ...]]] = None
         # Adversarial training (see _adversarial); not parameters, never saved.
         self.record_input = False
         self.recorded_input: Optional[torch.Tensor] = None
@@ -212,18 +179,12 @@ class MimickTaggerNet(nn.Module):
 
     def _fused_heads(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """The heads as one layer: their first layers stacked, their second layers as one
-        block-diagonal matrix (the same scores, side by side as in ``forward``). Cached until a
-        head parameter changes (an optimizer step or a loaded state bumps its version)."""
-        params = [p for head in self.heads for p in (head[0].weight, head[0].bias, head[2].weight, head[2].bias)]
-        key = tuple((p.data_ptr(), p._version) for p in params)
-        if self._fused is None or self._fused[0] != key:
-            with torch.inference_mode(False), torch.no_grad():
-                fused = (torch.cat([head[0].weight for head in self.heads]),
-                         torch.cat([head[0].bias for head in self.heads]),
-                         torch.block_diag(*[head[2].weight for head in self.heads]),
-                         torch.cat([head[2].bias for head in self.heads]))
-            self._fused = (key, fused)
-        return self._fused[1]
+        block-diagonal matrix (the same scores, side by side as in ``forward``). Built on every
+        call, never kept: thinc's optimizer and its parameter averages replace ``param.data``
+        without bumping the parameters' versions, so a kept copy could not tell it was stale."""
+        heads = self.heads
+        return (torch.cat([head[0].weight for head in heads]), torch.cat([head[0].bias for head in heads]),
+                torch.block_diag(*[head[2].weight for head in heads]), torch.cat([head[2].bias for head in heads]))
 
     def _adversarial(self, tokens: torch.Tensor) -> torch.Tensor:
         """The hooks of adversarial training (``MimickTagger.update``), in training only: keep

@@ -498,11 +498,12 @@ class PredictShim(PyTorchShim):
     sets training mode first, so training is unchanged. Predicts under ``torch.inference_mode``."""
 
     def predict(self, inputs: ArgsKwargs) -> Any:
+        if self._mixed_precision:  # thinc's own path, with its autocast
+            return super().predict(inputs)
         if self._model.training:
             self._model.eval()
         with torch.inference_mode():
-            with torch.autocast(device_type="cuda", enabled=self._mixed_precision):
-                return self._model(*inputs.args, **inputs.kwargs)
+            return self._model(*inputs.args, **inputs.kwargs)
 
 
 def net_forward(

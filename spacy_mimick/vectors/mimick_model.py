@@ -24,7 +24,7 @@ import torch
 from spacy.util import registry
 
 from ..atomic import atomic_directory
-from ..devices import batch_to, module_device
+from ..devices import batch_to, module_device, on_cpu
 from ..errors import UserError
 from .features import (
     CharVocab, NgramVocab, encode_chars, encode_ngrams, normalize_word,
@@ -251,7 +251,7 @@ class MimickModel:
         words) go in one batch sorted by (length, word): one packed BiLSTM call costs less than one
         call per length there (0.95 vs 1.49 ms for three words of three lengths, one thread), and a
         word's batch still does not depend on the order the words come in."""
-        if len(words) <= SMALL_BATCH and "chars" in self.features and self.device.type == "cpu":
+        if len(words) <= SMALL_BATCH and "chars" in self.features and on_cpu(self.device):
             max_chars = self.spec.max_chars
             return [sorted(range(len(words)), key=lambda i: (min(len(words[i]), max_chars), words[i]))]
         return length_batches(words, batch_size, self.spec.max_chars)
