@@ -24,6 +24,7 @@ import time
 import spacy
 from thinc.shims.pytorch import PyTorchShim
 
+from pipeline_load import texts_of  # benchmarks/, on the path when run as a script
 from spacy_mimick.tagger import pytorch_tagger_model as ptm
 from spacy_mimick.tagger import tagger_model
 from spacy_mimick.vectors import mimick_model
@@ -54,13 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     overrides = {name: {"n_threads": args.threads} for name in ("mimick_tagger", "mimick_vectors")}
     nlp = spacy.load(args.pipeline, config={"components": overrides})
-    texts = []
-    with open(args.conllu, encoding="utf8") as f:
-        for line in f:
-            if line.startswith("# text ="):
-                text = line.split("=", 1)[1].strip()
-                if 15 <= len(nlp.make_doc(text)) <= 25:
-                    texts.append(text)
+    texts = [text for text in texts_of(args.conllu, limit=10**9) if 15 <= len(nlp.make_doc(text)) <= 25]
     texts = texts[: args.sentences]
     if not texts:
         raise SystemExit(f"error: {args.conllu}: no '# text =' sentence of 15-25 tokens")

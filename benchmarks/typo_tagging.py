@@ -99,20 +99,15 @@ def main(argv=None) -> None:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             parser.error(f"--system {spec!r}: expected NAME=PIPELINE")
-        config: Dict = {}
+        config: Dict = {}  # spacy.load takes keys in dot notation, as pipeline_load.py gives them
         for setting in settings:
             key, sep, value = setting.partition("=")
             if not sep or "." not in key:
                 parser.error(f"--system {name}: {setting!r}: expected SECTION.KEY=VALUE")
             try:
-                value = json.loads(value)
+                config[key] = json.loads(value)
             except json.JSONDecodeError:
-                pass
-            *sections, leaf = key.split(".")
-            node = config
-            for section in sections:
-                node = node.setdefault(section, {})
-            node[leaf] = value
+                config[key] = value
         systems.append((name, spacy.load(path, config=config)))
     rows = []
     for rate in args.rates:
