@@ -832,4 +832,3 @@ def test_prediction_paths_give_the_training_paths_scores():
     with torch.enable_grad():
         slow = net(*args).detach()
     assert torch.allclose(fast, slow, atol=1e-5)
-

@@ -60,8 +60,8 @@ tagger variants also train with each candidate's overrides added (:data:`DEV_CAN
 ``choose-on-dev`` keeps, per run and variant, the recipe or the candidate whose model-best scored
 best on dev (the plain recipe on a tie; test is never read) in ``metrics/<treebank><recipe>-dev``,
 with the choice in each JSON's ``dev_choice``, where the paired tests against spaCy's baseline
-run again. ``--no-choose-on-dev`` trains the recipe alone (a third of the time); ``--release``
-trains the measured full-data recipe alone.
+run again. ``--no-choose-on-dev`` trains the recipe alone (about a quarter of the time:
+adversarial training doubles its run); ``--release`` trains the measured full-data recipe alone.
 
 A command done before with the same script, dependencies and outputs is skipped (see
 ``steps.Runner``: weasel's own check remembers one run per command, and alternating treebanks
@@ -209,7 +209,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                              "'ls10=--components.mimick_tagger.label_smoothing 0.1'). Default with --recipe "
                              "lowres: " + ", ".join(c.split("=")[0] for c in DEV_CANDIDATES) + " (DEV_CANDIDATES)")
     parser.add_argument("--no-choose-on-dev", action="store_true",
-                        help="Train the recipe alone: no candidates, no <recipe>-dev runs (a third of the time)")
+                        help="Train the recipe alone: no candidates, no <recipe>-dev runs (about a quarter of the time)")
     parser.add_argument("--release", action="store_true",
                         help="Make the release: the best recipe on the full training sets, spaCy's baseline, "
                              "the paired tests and the packages (the sizes, seeds, epochs, recipe and variants "
