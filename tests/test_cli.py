@@ -65,6 +65,23 @@ def test_extend_covers_conllu_vocabulary(tmp_path, tiny_mimick):
         numpy.testing.assert_allclose(extended.get(word), table.get(word), atol=1e-6)
 
 
+def test_extend_without_a_table_predicts_every_row(tmp_path, tiny_mimick):
+    """A language with only a Mimick model (vectors ``none``): every word's row is Mimick's."""
+    words = tmp_path / "words.txt"
+    words.write_text("flatfish\ncorssing\nthe\n", encoding="utf8")
+    out = tmp_path / "mimick_only.vec"
+    invoke("extend", tiny_mimick, "none", out, "--words-file", words)
+    extended = read_vectors(out)
+    assert extended.words == ["flatfish", "corssing", "the"]
+    from spacy_mimick.vectors.mimick_model import MimickModel
+
+    expected = MimickModel.from_disk(tiny_mimick).predict(extended.words)
+    numpy.testing.assert_allclose(extended.matrix, expected, atol=1e-5)
+    failed = runner.invoke(app, ["extend", str(tiny_mimick), "none", str(tmp_path / "x.vec"), "--all-rows"])
+    assert failed.exit_code != 0 and "give the words to cover" in failed.output
+    assert not (tmp_path / "x.vec").exists()
+
+
 def test_similarity_table(tmp_path, tiny_mimick):
     vectors = small_glove(tmp_path)
     out = invoke("similarity", RARE_WORD, vectors, "--model", tiny_mimick)

@@ -419,11 +419,16 @@ def neighbors_table(
     return "\n".join(lines)
 
 
+# ``extend``'s VECTORS_PATH for "no table": every row from Mimick.
+NO_TABLE = "none"
+
+
 @app.command("extend", short_help="Write vectors for a vocabulary, OOV rows from Mimick")
 @user_errors
 def extend_cli(
     model_dir: Path = typer.Argument(..., help="A trained Mimick model"),
-    vectors_path: str = typer.Argument(..., help="The pretrained vectors"),
+    vectors_path: str = typer.Argument(..., help="The pretrained vectors, or `none` for a language without a "
+                                       "table (every row from Mimick, e.g. an original release model)"),
     output: Path = typer.Argument(..., help="Output word2vec text file (.gz for gzip)"),
     conllu: List[Path] = typer.Option([], "--conllu", help="CoNLL-U files whose words must be covered"),
     words_file: Optional[Path] = typer.Option(None, "--words-file", help="UTF-8 file of words to cover, one a line"),
@@ -434,9 +439,12 @@ def extend_cli(
     """Write a vectors file covering a vocabulary: known rows kept, OOV rows from Mimick.
 
     This is how the original release fed the tagger; spaCy users can run `spacy init vectors` on
-    the output. Without --all-rows only the words of the given vocabulary are written.
+    the output. Without --all-rows only the words of the given vocabulary are written. With
+    `none` for the vectors, every word's row is Mimick's: the table a tagger that is not ours
+    (e.g. Stanza's pretrain) can read in a language that has only a Mimick model.
     """
-    _refuse_input_as_output(output, [Path(vectors_path), *conllu, *([words_file] if words_file else [])])
+    no_table = vectors_path.lower() == NO_TABLE
+    _refuse_input_as_output(output, ([] if no_table else [Path(vectors_path)]) + [*conllu, *([words_file] if words_file else [])])
     set_threads(threads)
     model = MimickModel.from_disk(model_dir)  # a bad model fails before the corpus is read
     vocab: List[str] = _read_words([], words_file) if words_file is not None else []
@@ -447,9 +455,14 @@ def extend_cli(
         nlp = spacy.blank("xx")
         for path in conllu:
             vocab.extend(t.text for doc in read_conllu(path, nlp.vocab) for t in doc)
+    if no_table and not vocab:
+        raise typer.BadParameter("with vectors `none`, give the words to cover: --conllu files or --words-file")
     if not vocab and not all_rows:
         raise typer.BadParameter("give --conllu files, --words-file, or --all-rows")
-    table = read_vectors(vectors_path)
+    if no_table:
+        table = WordVectors([], numpy.zeros((0, model.width), dtype="float32"), source=NO_TABLE)
+    else:
+        table = read_vectors(vectors_path)
     check_width(model, model_dir, table)
     words, matrix, n_oov = extend_vectors(table, model, vocab, all_rows=all_rows,
                                           lowercase_backoff=lowercase_backoff)
