@@ -772,6 +772,43 @@ def test_confusions_pooled_over_runs(tmp_path, capsys):
         confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"),
                                 "--train-template", "train.spacy", "--output", str(tmp_path / "x.json")])
 
+def test_confusions_of_attributes(tmp_path, capsys):
+    """confusions.py on FEATS: per attribute, each system's F1 and errors (a wrong, missing or
+    extra value), on all and on OOV tokens, and the value confusions where the other is right."""
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("hu").vocab
+    words = ["házban", "kutya", "fut"]
+    pos = ["NOUN", "NOUN", "VERB"]
+    gold = ["Case=Ine|Number=Sing", "Case=Nom|Number=Sing", "Mood=Ind"]
+
+    def docbin(path, morphs):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        DocBin(docs=[Doc(vocab, words=words, pos=pos, morphs=morphs)], attrs=["ORTH", "POS", "MORPH"]).to_disk(path)
+
+    docbin(tmp_path / "gold.spacy", gold)
+    # A: házban Case=Nom (wrong value); B: Case right, but Number missing on kutya and an extra
+    # Number on fut.
+    docbin(tmp_path / "n10.s0" / "spacy.spacy", ["Case=Nom|Number=Sing", "Case=Nom|Number=Sing", "Mood=Ind"])
+    docbin(tmp_path / "n10.s0" / "both.spacy", ["Case=Ine|Number=Sing", "Case=Nom", "Mood=Ind|Number=Sing"])
+    DocBin(docs=[Doc(vocab, words=["kutya", "fut"])]).to_disk(tmp_path / "train.n10.s0.spacy")
+    confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"),
+                            "--train-template", str(tmp_path / "train.{run}.spacy"),
+                            "--output", str(tmp_path / "conf.json")])
+    result = json.loads((tmp_path / "conf.json").read_text())
+    assert result["attributes"]["spacy"]["all"]["Case"] == {"correct": 1, "predicted": 2, "gold": 2}
+    assert result["attributes"]["both"]["all"]["Number"] == {"correct": 1, "predicted": 2, "gold": 2}
+    assert result["attributes"]["spacy"]["oov_train"]["Case"] == {"correct": 0, "predicted": 1, "gold": 1}
+    assert sorted(result["attr_b_only"]) == [["Number", "NONE", "Sing", 1], ["Number", "Sing", "NONE", 1]]
+    assert result["attr_a_only"] == [["Case", "Ine", "Nom", 1]]
+    out = capsys.readouterr().out
+    # Number: A F1 100 (2 of 2), B 50 (1 right of 2 predicted, 2 gold), 2 errors more; on OOV
+    # (házban) both have Number right.
+    assert "| Number | 2 | 100.00 | 50.00 | 0 | 2 | +2 | 100.00 | 100.00 |" in out
+    assert "| Case | 2 | 50.00 | 100.00 | 2 | 0 | -2 | 0.00 | 100.00 |" in out
+    assert "spacy's attribute values wrong where both's are right, most frequent: Case Ine->Nom 1" in out
+
+
 # -- report.py and plots.py on synthetic metrics ----------------------------------------------------
 
 def write_run(root, treebank, lang, n, seed, variant, pos, attr, oov_pos, n_train, oov_vec=100, n_test=1000):

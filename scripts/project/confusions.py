@@ -10,7 +10,9 @@ Each RUN_DIR holds ``evaluate.py``'s predictions ``A.spacy`` and ``B.spacy`` (e.
 set, ``{run}`` being the run folder's name, for the split by training vocabulary ("OOV" = a form
 not in that run's training set, as in the paper's OOV columns). Prints a Markdown table of the
 ``--top`` confusions by the two systems' errors together and the forms behind B's errors where A
-is right; writes every count to the JSON file.
+is right, then the same for the morphological attributes (per attribute: F1 of each system, on
+all and on OOV tokens, and how many more errors B makes; the value confusions behind each system's
+errors where the other is right); writes every count to the JSON file.
 
 This is how the project finds out where the points go between two systems that
 ``significance.py`` says differ: a confusion one system makes far more often than the other
@@ -28,6 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from docbins import load_examples, training_forms  # noqa: E402
 from json_files import write_json  # noqa: E402
 
+from spacy_mimick.ud.scorer import attribute_counts  # noqa: E402
+
 
 def count_confusions(examples_a, examples_b, train_words: Optional[set] = None) -> Dict[str, Counter]:
     """Counters keyed by (gold POS, predicted POS) for ``a``, ``b``, ``a_only`` (A wrong, B right),
@@ -35,9 +39,12 @@ def count_confusions(examples_a, examples_b, train_words: Optional[set] = None) 
     ``a_only_forms`` keyed by (gold, predicted, form). Tokens without a gold POS are skipped, as
     the scorer skips them; ``n_tokens`` counts the others."""
     counts: Dict[str, Counter] = {k: Counter() for k in (
-        "a", "b", "a_only", "b_only", "a_oov", "b_oov", "a_only_forms", "b_only_forms", "n_tokens")}
+        "a", "b", "a_only", "b_only", "a_oov", "b_oov", "a_only_forms", "b_only_forms", "n_tokens",
+        "attr_a_only", "attr_b_only")}
     for eg_a, eg_b in zip(examples_a, examples_b):
         for gold, pred_a, pred_b in zip(eg_a.reference, eg_a.predicted, eg_b.predicted):
+            if gold.morph.key:
+                count_values(counts, gold.morph.to_dict(), pred_a.morph.to_dict(), pred_b.morph.to_dict())
             if not gold.pos:
                 continue
             counts["n_tokens"]["all"] += 1
@@ -54,6 +61,51 @@ def count_confusions(examples_a, examples_b, train_words: Optional[set] = None) 
                     counts[f"{name}_only"][key] += 1
                     counts[f"{name}_only_forms"][(gold.pos_, pred.pos_, gold.text)] += 1
     return counts
+
+
+NONE = "NONE"
+
+
+def count_values(counts: Dict[str, Counter], gold: Dict[str, str], a: Dict[str, str], b: Dict[str, str]) -> None:
+    """One token's attribute values: ``attr_a_only`` counts (attribute, gold value, A's value)
+    where A's value is wrong and B's right (NONE for an attribute the token lacks); likewise
+    ``attr_b_only``."""
+    for attr in set(gold) | set(a) | set(b):
+        right = gold.get(attr, NONE)
+        got_a, got_b = a.get(attr, NONE), b.get(attr, NONE)
+        if got_a != right and got_b == right:
+            counts["attr_a_only"][(attr, right, got_a)] += 1
+        elif got_b != right and got_a == right:
+            counts["attr_b_only"][(attr, right, got_b)] += 1
+
+
+def attribute_table(per_type: Dict[str, Dict[str, Dict[str, List[int]]]], counts: Dict[str, Counter],
+                    name_a: str, name_b: str, top: int, oov: bool = True) -> str:
+    """A Markdown table of the attributes by how many more errors B makes than A (errors: a
+    wrong, missing or extra value; F1 as the scorer's), with F1 on OOV tokens if ``oov``, then the
+    value confusions behind each system's errors where the other is right."""
+    def errors(c: List[int]) -> int:
+        return c[1] + c[2] - 2 * c[0]
+
+    def f1(c: Optional[List[int]]) -> str:
+        return f"{100 * 2 * c[0] / (c[1] + c[2]):.2f}" if c and c[1] + c[2] else "-"
+
+    a_all, b_all = per_type["a"]["all"], per_type["b"]["all"]
+    attrs = sorted(set(a_all) | set(b_all), key=lambda t: (-(errors(b_all.get(t, [0, 0, 0]))
+                                                             - errors(a_all.get(t, [0, 0, 0]))), t))
+    header = ["attribute", "gold values", f"{name_a} F1", f"{name_b} F1", f"{name_a} errors", f"{name_b} errors",
+              f"{name_b} − {name_a} errors"] + ([f"{name_a} F1 on OOV", f"{name_b} F1 on OOV"] if oov else [])
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    for attr in attrs:
+        a, b = a_all.get(attr, [0, 0, 0]), b_all.get(attr, [0, 0, 0])
+        cells = [attr, str(max(a[2], b[2])), f1(a), f1(b), str(errors(a)), str(errors(b)), f"{errors(b) - errors(a):+d}"]
+        if oov:
+            cells += [f1(per_type["a"]["oov_train"].get(attr)), f1(per_type["b"]["oov_train"].get(attr))]
+        lines.append("| " + " | ".join(cells) + " |")
+    for name, other, key in ((name_b, name_a, "attr_b_only"), (name_a, name_b, "attr_a_only")):
+        common = ", ".join(f"{attr} {gold}->{pred} {c}" for (attr, gold, pred), c in counts[key].most_common(top))
+        lines += ["", f"{name}'s attribute values wrong where {other}'s are right, most frequent: {common or '-'}"]
+    return "\n".join(lines)
 
 
 def table(counts: Dict[str, Counter], name_a: str, name_b: str, top: int, oov: bool = True) -> str:
@@ -105,6 +157,8 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     vocab = spacy.blank("xx").vocab
     total: Dict[str, Counter] = {}
+    per_type: Dict[str, Dict[str, Dict[str, List[int]]]] = {"a": {"all": {}, "oov_train": {}},
+                                                            "b": {"all": {}, "oov_train": {}}}
     for run in args.runs:
         train_words = None
         if args.train_template is not None:
@@ -115,13 +169,24 @@ def main(argv: Optional[List[str]] = None) -> None:
         examples = [load_examples(args.gold, run / f"{name}.spacy", vocab) for name in (args.a, args.b)]
         for key, counter in count_confusions(*examples, train_words).items():
             total.setdefault(key, Counter()).update(counter)
+        for system, system_examples in zip("ab", examples):
+            for part, attrs in attribute_counts(system_examples, train_words=train_words).items():
+                for attr, counts in attrs.items():
+                    pooled = per_type[system][part].setdefault(attr, [0, 0, 0])
+                    for i, c in enumerate(counts):
+                        pooled[i] += c
     result: Dict[str, Any] = {
         "a": args.a, "b": args.b, "gold": str(args.gold), "runs": [str(r) for r in args.runs],
         "n_tokens": dict(total["n_tokens"]),
         **{key: [[*k, c] for k, c in total[key].most_common()] for key in total if key != "n_tokens"},
+        "attributes": {system: {part: {attr: dict(zip(("correct", "predicted", "gold"), c)) for attr, c in attrs.items()}
+                                for part, attrs in parts.items()} for system, parts in zip((args.a, args.b), per_type.values())},
     }
     write_json(args.output, result, indent=1, ensure_ascii=False)
     print(table(total, args.a, args.b, args.top, oov=args.train_template is not None))
+    if any(per_type[system]["all"] for system in per_type):
+        print("\nAttributes (FEATS), by the errors B makes beyond A's:\n")
+        print(attribute_table(per_type, total, args.a, args.b, args.top, oov=args.train_template is not None))
     print(f"\n-> {args.output}")
 
 

@@ -220,6 +220,25 @@ def score_attributes(
     return scores
 
 
+def attribute_counts(
+    examples: Iterable[Example], *, train_words: Optional[Set[str]] = None
+) -> Dict[str, Dict[str, List[int]]]:
+    """``{"all": {attr: [correct, predicted, gold]}, "oov_train": {...}}``: the counts behind
+    ``attr_per_type``, over all scored tokens and over those whose form is not in
+    ``train_words`` (empty without it). F1 of an attribute: ``2 correct / (predicted + gold)``;
+    its errors (a wrong, missing or extra value): ``predicted + gold - 2 correct``."""
+    out: Dict[str, Dict[str, List[int]]] = {"all": {}, "oov_train": {}}
+    for record in _collect(examples, train_words, None):
+        if not record.gold_morph:
+            continue
+        for part in ("all", "oov_train") if record.oov_train else ("all",):
+            for attr, counts in _attr_counts(record).items():
+                totals = out[part].setdefault(attr, [0, 0, 0])
+                for i, c in enumerate(counts):
+                    totals[i] += c
+    return out
+
+
 def _dep_scores(records: List[_TokenRecord]) -> Dict[str, Optional[float]]:
     scored = [r for r in records if r.gold_head >= 0]
     return {"dep_uas": _mean(r.uas_correct for r in scored), "dep_las": _mean(r.las_correct for r in scored),
