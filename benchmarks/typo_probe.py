@@ -32,6 +32,7 @@ columns). Usage (one core; a few CPU-minutes per candidate):
 
     OMP_NUM_THREADS=1 python benchmarks/typo_probe.py --candidates before,default,love-ngram
     OMP_NUM_THREADS=1 python benchmarks/typo_probe.py --candidates default --lookups plain,spell,spell-w05
+    OMP_NUM_THREADS=1 python benchmarks/typo_probe.py --lang ru --candidates default,typo50-nce  # navec, SimLex-ru
 
 Writes ``metrics/typo_probe.md`` and ``.json`` (``--out PREFIX``), after every candidate.
 """
@@ -116,6 +117,16 @@ LOOKUPS: Dict[str, tuple] = {
     "spell-freq-w05": ("+ most frequent one edit away, weight 0.5", {**FREQ, "weight": 0.5}),
     "spell-freq-r20k": ("+ most frequent one edit away among the first 20k rows, weight 1",
                         {**FREQ, "weight": 1.0, "max_rows": 20000}),
+}
+
+# --lang: the similarity sets (name, file under DATA/similarity/<lang>/) and the default table.
+SIMILARITY_SETS = {
+    "en": (("RW", "rw.txt"), ("SimLex", "EN-SIMLEX-999.txt"), ("MEN", "EN-MEN-TR-3k.txt"), ("WS353", "EN-WS-353-ALL.txt")),
+    "ru": (("SimLex-ru", "simlex-russian.txt"),),
+}
+DEFAULT_VECTORS = {
+    "en": DATA / "embeddings" / "glove.6B.50d.top100k.txt.gz",
+    "ru": DATA / "embeddings" / "navec_news_v1_1B_250K_300d_100q.tar",
 }
 
 README_WORDS = ("corssing", "flatfish")
@@ -215,36 +226,45 @@ def fmt(x, spec=".1f"):
 def markdown(report: Dict) -> str:
     rows = report["models"]
     sets = report["similarity_sets"]
+    first = sets[0]  # RW in English: the set the ratios and the spelled count are of
     bands = report["bands"]
+    readme = report["readme_vectors"] != "none"
     head = ["model + lookup", "typo cos", "top-10", *[f"ranks {b}: cos / top-10" for b in bands[1:]],
-            "spelled (right)", *[f"{s} (table + model)" for s in sets], "RW spelled",
-            "README `corssing` top 5", "train s (epochs)", "vs first: typo cos / top-10 / RW"]
-    lines = [f"# Typo probe: {Path(report['vectors']).name} ({report['n_words']:,} words), "
-             f"README example on {Path(report['readme_vectors']).name}", "", "Command:", "", "```",
-             report["command"], "```", "",
+            "spelled (right)", *[f"{s} (table + model)" for s in sets], f"{first} spelled",
+            *(["README `corssing` top 5"] if readme else []), "train s (epochs)",
+            f"vs first: typo cos / top-10 / {first}"]
+    lines = [f"# Typo probe: {Path(report['vectors']).name} ({report['n_words']:,} words)"
+             + (f", README example on {Path(report['readme_vectors']).name}" if readme else ""),
+             "", "Command:", "", "```", report["command"], "```", "",
              f"{report['n_typos']} misspellings of words of ranks {bands[0]} (probe seed {report['probe_seed']}), e.g. "
              + ", ".join(f"{t} ({w})" for w, t in report["probe_examples"][:6])
-             + f". Table only: RW {fmt(report['table_only']['RW'])}, typo top-10 0. "
+             + f". Table only: {first} {fmt(report['table_only'][first])}, typo top-10 0. "
              f"Training seed {report['seed']}, {report['threads']} torch thread(s); wall {report['wall_seconds']:.0f}s.",
              "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     base = rows[0] if rows else None
     for r in rows:
-        nbrs = r["readme"]["corssing"]
-        hit = any(n == README_TARGET[1] for n, _ in nbrs)
-        cell = ", ".join(f"{'**' + n + '**' if n == README_TARGET[1] else n} ({s:.2f})" for n, s in nbrs)
+        readme_cell = []
+        if readme:
+            nbrs = r["readme"]["corssing"]
+            hit = any(n == README_TARGET[1] for n, _ in nbrs)
+            readme_cell = [("yes: " if hit else "no: ") + ", ".join(
+                f"{'**' + n + '**' if n == README_TARGET[1] else n} ({s:.2f})" for n, s in nbrs)]
         ratio = (f"{r['typo_cos'] / base['typo_cos']:.2f} / {r['top10'] / max(base['top10'], 1e-9):.2f} / "
-                 f"{r['similarity']['RW'] / base['similarity']['RW']:.3f}")
+                 f"{r['similarity'][first] / base['similarity'][first]:.3f}")
         trained = "—" if r["train_seconds"] is None else f"{r['train_seconds']:.0f} ({r['epochs']})"
         lines.append("| " + " | ".join([
             f"`{r['name']}` + `{r['lookup']}`: {r['description']}; {r['lookup_description']}",
             fmt(r["typo_cos"], ".3f"), fmt(r["top10"], ".3f"),
             *[f"{fmt(r['bands'][b]['typo_cos'], '.3f')} / {fmt(r['bands'][b]['top10'], '.3f')}" for b in bands[1:]],
             f"{r['spelled']} ({r['spelled_right']})",
-            *[fmt(r["similarity"][s]) for s in sets], str(r["spelled_oov"]["RW"]),
-            ("yes: " if hit else "no: ") + cell, trained, ratio]) + " |")
-    lines += ["", "`flatfish` (README): " + "; ".join(
-        f"`{r['name']}` + `{r['lookup']}` " + ", ".join(f"{n} ({s:.2f})" for n, s in r["readme"]["flatfish"])
-        for r in rows), ""]
+            *[fmt(r["similarity"][s]) for s in sets], str(r["spelled_oov"][first]),
+            *readme_cell, trained, ratio]) + " |")
+    if readme:
+        lines += ["", "`flatfish` (README): " + "; ".join(
+            f"`{r['name']}` + `{r['lookup']}` " + ", ".join(f"{n} ({s:.2f})" for n, s in r["readme"]["flatfish"])
+            for r in rows), ""]
+    else:
+        lines.append("")
     builds = list({r["lookup"]: r for r in rows if r["index_bytes"]}.values())
     if builds:
         lines += ["Spelling index over the evaluation table: " + "; ".join(
@@ -266,8 +286,12 @@ def write_atomic(path: Path, text: str) -> None:
 
 def main(argv: Optional[List[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--vectors", default=str(DATA / "embeddings" / "glove.6B.50d.top100k.txt.gz"))
-    parser.add_argument("--readme-vectors", default=str(ROOT / "assets" / "glove.6B.50d.top20k.txt.gz"))
+    parser.add_argument("--lang", choices=sorted(SIMILARITY_SETS), default="en",
+                        help="ru: Russian SimLex-999 with navec (the README's English example is not run)")
+    parser.add_argument("--vectors", default=None, help="the evaluation table (default: GloVe top 100k; ru: navec)")
+    parser.add_argument("--limit", type=int, default=100000, help="rows of --vectors read (0: all)")
+    parser.add_argument("--readme-vectors", default=str(ROOT / "assets" / "glove.6B.50d.top20k.txt.gz"),
+                        help="the README's table (none: skip the README example)")
     parser.add_argument("--candidates", default="before,default", help="comma-separated; the first is the baseline")
     parser.add_argument("--typos", type=int, default=500)
     parser.add_argument("--probe-seed", type=int, default=45)
@@ -307,12 +331,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     torch.set_num_threads(args.threads)
     command = "OMP_NUM_THREADS=1 python " + " ".join(
         shlex.quote(a) for a in ["benchmarks/typo_probe.py", *(sys.argv[1:] if argv is None else argv)])
-    table = read_vectors(args.vectors)
-    readme_table = read_vectors(args.readme_vectors)
-    sim = Path(args.data) / "similarity" / "en"
+    args.vectors = args.vectors or str(DEFAULT_VECTORS[args.lang])
+    table = read_vectors(args.vectors, limit=args.limit or None)
+    if args.lang != "en":
+        args.readme_vectors = "none"  # the README's example words are English
+    readme_table = None if args.readme_vectors == "none" else read_vectors(args.readme_vectors)
+    sim = Path(args.data) / "similarity" / args.lang
     sets = {name: [SimilarityPair(p.word1.lower(), p.word2.lower(), p.score) for p in read_similarity_pairs(sim / f)]
-            for name, f in (("RW", "rw.txt"), ("SimLex", "EN-SIMLEX-999.txt"), ("MEN", "EN-MEN-TR-3k.txt"),
-                            ("WS353", "EN-WS-353-ALL.txt"))}
+            for name, f in SIMILARITY_SETS[args.lang]}
     probes = {f"{lo:,}-{hi:,}": make_probe(table, args.typos, args.probe_seed, lo, hi) for lo, hi in bands}
     pairs = next(iter(probes.values()))
     report: Dict = {
@@ -326,11 +352,14 @@ def main(argv: Optional[List[str]] = None) -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     backoffs = {name: make_backoff(table, LOOKUPS[name][1]) for name in lookups}
-    readme_backoffs = {name: make_backoff(readme_table, LOOKUPS[name][1])[0] for name in lookups}
+    readme_backoffs = {name: make_backoff(readme_table, LOOKUPS[name][1])[0] if readme_table is not None else None
+                       for name in lookups}
     report["lookup_settings"] = {name: LOOKUPS[name][1] for name in lookups}
     for name in names:
         model, seconds, epochs, best, config = load_or_train(name, table, args, "eval table", "")
-        readme_model, readme_seconds, _, _, _ = load_or_train(name, readme_table, args, "README table", "-readme")
+        readme_model, readme_seconds = None, None
+        if readme_table is not None:
+            readme_model, readme_seconds, _, _, _ = load_or_train(name, readme_table, args, "README table", "-readme")
         for lookup in lookups:
             backoff, index_seconds, index_bytes, index_peak = backoffs[lookup]
             scores = {band: probe(model, table, band_pairs, backoff=backoff) for band, band_pairs in probes.items()}
@@ -339,12 +368,13 @@ def main(argv: Optional[List[str]] = None) -> None:
                    "train_config": config, "train_seconds": seconds, "epochs": epochs, "best_epoch": best,
                    "readme_train_seconds": readme_seconds, **scores[report["bands"][0]], "bands": scores,
                    **similarity(model, table, sets, backoff),
-                   "readme": readme_neighbours(readme_model, readme_table, backoff=readme_backoffs[lookup]),
+                   "readme": (readme_neighbours(readme_model, readme_table, backoff=readme_backoffs[lookup])
+                              if readme_model is not None else None),
                    "index_seconds": index_seconds, "index_bytes": index_bytes, "index_peak_bytes": index_peak,
                    "index_words": len(backoff.index) if backoff is not None else 0}
             log(f"{name} + {lookup}: typo cos {row['typo_cos']:.3f} top-10 {row['top10']:.3f}; "
                 + ", ".join(f"{k} {v:.1f}" for k, v in row["similarity"].items())
-                + "; corssing: " + ", ".join(n for n, _ in row["readme"]["corssing"]))
+                + ("; corssing: " + ", ".join(n for n, _ in row["readme"]["corssing"]) if row["readme"] else ""))
             report["models"].append(row)
             report["wall_seconds"] = time.perf_counter() - _START
             write_atomic(out.with_suffix(".json"), json.dumps(report, indent=1, ensure_ascii=False))
