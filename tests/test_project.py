@@ -1343,3 +1343,22 @@ def test_only_the_projects_own_empty_vectors_lose_spacys_w112():
     finally:
         logger.removeHandler(handler)
     assert records == [theirs]
+
+
+@pytest.mark.parametrize("name", ["spacy_tagger_morphologizer", "spacy_tagger_morphologizer_mimick",
+                                  "spacy_tagger_morphologizer_parser", "spacy_tagger_morphologizer_parser_mimick"])
+def test_spacy_baseline_tagger_learns_an_xpos_of_exclamation_mark(name):
+    """Vietnamese VTB's XPOS "!": with spaCy's default neg_prefix "!" the tagger reads it as
+    "not ''" and training fails (KeyError ''); the baseline configs' prefix takes it as a tag."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    config = spacy.util.load_config(REPO / "configs" / f"{name}.cfg", interpolate=False)
+    nlp = spacy.blank("xx")
+    nlp.add_pipe("tagger", config={"neg_prefix": config["components"]["tagger"]["neg_prefix"]})
+    words = ["Ôi", "trời", "!"]
+    examples = [Example(nlp.make_doc(" ".join(words)), Doc(nlp.vocab, words=words, tags=["E", "N", "!"]))]
+    nlp.initialize(lambda: examples)
+    assert "!" in nlp.get_pipe("tagger").labels
+    losses = nlp.update(examples)
+    assert losses["tagger"] > 0
