@@ -142,6 +142,17 @@ def _attr_counts(record: _TokenRecord) -> Dict[str, List[int]]:
     return counts
 
 
+def _attr_totals(records: Iterable[_TokenRecord]) -> Dict[str, List[int]]:
+    """{attribute: [correct, predicted, gold]} summed over ``records``."""
+    per_attr: Dict[str, List[int]] = {}
+    for record in records:
+        for attr, counts in _attr_counts(record).items():
+            totals = per_attr.setdefault(attr, [0, 0, 0])
+            for i, c in enumerate(counts):
+                totals[i] += c
+    return per_attr
+
+
 def _f1(correct: int, predicted: int, gold: int) -> float:
     # 2PR / (P + R) simplifies to this, and is 0 (not undefined) when nothing is correct.
     return 2 * correct / (predicted + gold) if predicted + gold else 0.0
@@ -164,13 +175,7 @@ def _score_records(records: List[_TokenRecord]) -> Dict[str, Any]:
     """pos_acc, attribute micro/macro/per-type scores and morph_acc over ``records``."""
     pos_scored = [r for r in records if r.gold_pos]
     morph_scored = [r for r in records if r.gold_morph]
-    per_attr: Dict[str, List[int]] = {}
-    for record in morph_scored:
-        for attr, (correct, predicted, gold) in _attr_counts(record).items():
-            totals = per_attr.setdefault(attr, [0, 0, 0])
-            totals[0] += correct
-            totals[1] += predicted
-            totals[2] += gold
+    per_attr = _attr_totals(morph_scored)
     micro = [sum(t[i] for t in per_attr.values()) for i in range(3)]
     micro_prf = _prf(*micro) if per_attr else {"p": None, "r": None, "f": None}
     return {
@@ -227,16 +232,8 @@ def attribute_counts(
     ``attr_per_type``, over all scored tokens and over those whose form is not in
     ``train_words`` (empty without it). F1 of an attribute: ``2 correct / (predicted + gold)``;
     its errors (a wrong, missing or extra value): ``predicted + gold - 2 correct``."""
-    out: Dict[str, Dict[str, List[int]]] = {"all": {}, "oov_train": {}}
-    for record in _collect(examples, train_words, None):
-        if not record.gold_morph:
-            continue
-        for part in ("all", "oov_train") if record.oov_train else ("all",):
-            for attr, counts in _attr_counts(record).items():
-                totals = out[part].setdefault(attr, [0, 0, 0])
-                for i, c in enumerate(counts):
-                    totals[i] += c
-    return out
+    scored = [r for r in _collect(examples, train_words, None) if r.gold_morph]
+    return {"all": _attr_totals(scored), "oov_train": _attr_totals(r for r in scored if r.oov_train)}
 
 
 def _dep_scores(records: List[_TokenRecord]) -> Dict[str, Optional[float]]:
