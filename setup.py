@@ -75,6 +75,7 @@ setup(
         ],
         "spacy_vectors": [
             "spacy_mimick.MimickVectors.v1 = spacy_mimick.vectors.mimick_vectors:create_mimick_vectors",
+            "spacy_mimick.MimickVectors.v2 = spacy_mimick.vectors.mimick_vectors:create_mimick_vectors_v2",
         ],
         "spacy_scorers": [
             "spacy_mimick.attribute_scorer.v1 = spacy_mimick.ud.scorer:make_attribute_scorer",
@@ -82,6 +83,9 @@ setup(
         "spacy_readers": [
             "spacy_mimick.ConllCorpus.v1 = spacy_mimick.ud.corpus:create_conllu_corpus_reader",
             "spacy_mimick.ConllCorpus.v2 = spacy_mimick.ud.corpus:create_conllu_corpus_reader_v2",
+        ],
+        "spacy_augmenters": [
+            "spacy_mimick.typo_augmenter.v1 = spacy_mimick.ud.typos:create_typo_augmenter",
         ],
         "thinc_schedules": [
             "spacy_mimick.warmup_linear_epochs.v1 = spacy_mimick.tagger.schedules:warmup_linear_epochs",

@@ -96,11 +96,15 @@ CANDIDATES: Dict[str, tuple] = {
 }
 
 # name -> (description, SpellingBackoff settings; None: no spelling backoff). "spelling" is
-# whatever MimickVectors(spelling_backoff=True) and `neighbors --spelling-backoff` do now.
-COS, FREQ = {"choice": "cosine"}, {"choice": "frequent"}
+# whatever MimickVectors and `neighbors` do by default now (gated); the spell-cos* / spell-freq*
+# lookups take every candidate (no typo gate), as the backoff did before the gate.
+COS, FREQ = {"choice": "cosine", "typo_margin": None}, {"choice": "frequent", "typo_margin": None}
 LOOKUPS: Dict[str, tuple] = {
     "plain": ("table, else Mimick", None),
-    "spelling": ("+ spelling backoff, the defaults", {}),
+    "spelling": ("+ spelling backoff, the defaults (typo gate: order-5 character model, margin 0.45)", {}),
+    "spell-gate-m02": ("+ the defaults with the typo gate's margin at 0.2", {"typo_margin": 0.2}),
+    "spell-gate-m078": ("+ the defaults with the typo gate's margin at 0.78 (max TPR - FPR on the dev split)",
+                        {"typo_margin": 0.78}),
     "spell-cos": ("+ table word one edit away nearest to Mimick's (cosine), weight 1", {**COS, "weight": 1.0}),
     "spell-cos-w075": ("+ nearest of those one edit away, weight 0.75", {**COS, "weight": 0.75}),
     "spell-cos-w05": ("+ nearest of those one edit away, weight 0.5", {**COS, "weight": 0.5}),

@@ -73,6 +73,8 @@ def nlp_glove(glove_small):
     from spacy.vectors import Vectors
 
     nlp = spacy.blank("en")
+    for word in glove_small.words:  # as `spacy init vectors` does: the table's words are strings
+        nlp.vocab.strings.add(word)
     nlp.vocab.vectors = Vectors(
         strings=nlp.vocab.strings, data=glove_small.matrix.copy(), keys=glove_small.words
     )

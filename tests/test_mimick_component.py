@@ -164,14 +164,15 @@ def test_settings_given_at_load_win_over_the_saved_ones(nlp, tmp_path):
     from spacy_mimick.vectors.mimick_vectors import MimickVectors
 
     nlp.to_disk(tmp_path / "pipeline")
-    overrides = {"spelling_backoff": True, "n_threads": 2, "cache_size": 77}
+    overrides = {"spelling_backoff": False, "n_threads": 2, "cache_size": 77, "spelling_typo_margin": 0.2}
     loaded = spacy.load(tmp_path / "pipeline", config={"components": {"mimick_vectors": overrides}})
     vectors = loaded.vocab.vectors
     assert isinstance(vectors, MimickVectors)
-    assert (vectors.spelling_backoff, vectors.n_threads, vectors.cache_size) == (True, 2, 77)
+    assert (vectors.spelling_backoff, vectors.n_threads, vectors.cache_size, vectors.spelling_typo_margin) == (
+        False, 2, 77, 0.2)
     assert {k: loaded.get_pipe("mimick_vectors").cfg[k] for k in overrides} == overrides
     plain = spacy.load(tmp_path / "pipeline")  # without overrides: what was saved
-    assert plain.vocab.vectors.spelling_backoff is False and plain.vocab.vectors.cache_size == 100_000
+    assert plain.vocab.vectors.spelling_backoff is True and plain.vocab.vectors.cache_size == 100_000
 
 
 def test_dimension_mismatch_is_rejected(tiny_mimick):
@@ -267,7 +268,10 @@ def test_refine_rare_blends_only_the_rarest_rows_once(nlp_glove, tiny_mimick, gl
     numpy.testing.assert_allclose(numpy.asarray(loaded.vocab.vectors.data), after, rtol=1e-5, atol=1e-6)
 
 
-def test_refine_rare_leaves_rows_without_strings_and_warns(nlp_glove, tiny_mimick):
+def test_refine_rare_leaves_rows_without_strings_and_warns(glove_small, tiny_mimick):
+    nlp_glove = spacy.blank("en")  # a table whose keys were hashed without adding their strings
+    nlp_glove.vocab.vectors = Vectors(strings=nlp_glove.vocab.strings, data=glove_small.matrix.copy(),
+                                      keys=glove_small.words)
     before = numpy.array(nlp_glove.vocab.vectors.data, copy=True)
     pipe = nlp_glove.add_pipe("mimick_vectors", config={"refine_rare": 0.5})
     with pytest.warns(UserWarning, match="no string"):

@@ -12,7 +12,10 @@ from spacy_mimick.cli import app
 from spacy_mimick.vectors.mimick_model import MimickModel
 from spacy_mimick.vectors.mimick_vectors import MIMICK, MimickVectors
 from spacy_mimick.vectors.similarity import typo_pairs
-from spacy_mimick.vectors.spelling import SpellingIndex, blend, for_word_vectors, one_edit
+from spacy_mimick.vectors.spelling import (
+    DEFAULT_TYPO_MARGIN, CharLM, SpellingIndex, blend, for_word_vectors, one_edit,
+)
+from spacy_mimick.vectors.vectors_io import read_vectors
 
 
 @pytest.mark.parametrize("a,b,expected", [
@@ -98,15 +101,23 @@ def test_words_far_from_the_table_and_table_words_are_unchanged(spelled, glove_s
     assert vectors.spelled_from("Goverment") == "government"
 
 
-def test_off_by_default_and_settings_travel(nlp_glove, tiny_mimick, glove_small, tmp_path):
+def test_on_by_default_off_when_asked_and_settings_travel(nlp_glove, tiny_mimick, glove_small, tmp_path):
     add_strings(nlp_glove, glove_small)
     nlp_glove.vocab.strings.add("goverment")
     mimick = nlp_glove.add_pipe("mimick_vectors")
     mimick.initialize(model_path=tiny_mimick)
     vectors = nlp_glove.vocab.vectors
+    assert vectors.spelling_backoff and vectors.spelling_typo_margin == DEFAULT_TYPO_MARGIN
+    assert vectors.spelled_from("goverment") == "government"
     plain = vectors.predict(["goverment"])[0]
+    assert not numpy.array_equal(vectors["goverment"], plain)
+
+    nlp_glove.remove_pipe("mimick_vectors")
+    mimick = nlp_glove.add_pipe("mimick_vectors", config={"spelling_backoff": False})
+    mimick.initialize(model_path=tiny_mimick)
+    vectors = nlp_glove.vocab.vectors
     numpy.testing.assert_array_equal(vectors["goverment"], plain)
-    assert vectors.spelled_from("goverment") is None and vectors._speller is None
+    assert vectors.spelled_from("goverment") is None
 
     nlp_glove.remove_pipe("mimick_vectors")
     mimick = nlp_glove.add_pipe("mimick_vectors", config={"spelling_backoff": True, "spelling_weight": 1.0})
@@ -128,10 +139,14 @@ def test_off_by_default_and_settings_travel(nlp_glove, tiny_mimick, glove_small,
     numpy.testing.assert_array_equal(loaded.vocab.vectors["goverment"], loaded.vocab.vectors.predict(["goverment"])[0])
 
 
-def test_keys_without_strings_are_named(nlp_glove, tiny_mimick):
-    vectors = MimickVectors(strings=nlp_glove.vocab.strings, table=nlp_glove.vocab.vectors,
+def test_keys_without_strings_are_named(glove_small, tiny_mimick):
+    from spacy.vectors import Vectors
+
+    nlp = spacy.blank("en")  # a table whose keys were hashed without adding their strings
+    table = Vectors(strings=nlp.vocab.strings, data=glove_small.matrix.copy(), keys=glove_small.words)
+    vectors = MimickVectors(strings=nlp.vocab.strings, table=table,
                             model=MimickModel.from_disk(tiny_mimick), spelling_backoff=True)
-    nlp_glove.vocab.strings.add("goverment")
+    nlp.vocab.strings.add("goverment")
     with pytest.warns(UserWarning, match=r"\d+ of the table's 3000 keys have no string"):
         assert vectors.spelled_from("goverment") is None
 
@@ -157,18 +172,55 @@ def test_neighbors_and_predict_commands(tmp_path, tiny_mimick, glove_small):
         assert result.exit_code == 0, result.output
         return result.output
 
-    plain = invoke("neighbors", tiny_mimick, path, "goverment", "flatfish", "-k", 3)
+    plain = invoke("neighbors", tiny_mimick, path, "goverment", "flatfish", "-k", 3, "--no-spelling-backoff")
     assert "| goverment | no |" in plain
-    spelled = invoke("neighbors", tiny_mimick, path, "goverment", "flatfish", "-k", 3, "--spelling-backoff",
-                     "--spelling-weight", 1)
-    assert "| goverment | no (one edit from government) | government (1.00)," in spelled
+    spelled = invoke("neighbors", tiny_mimick, path, "goverment", "flatfish", "-k", 3, "--spelling-weight", 1)
+    assert "| goverment | no (one edit from government) | government (1.00)," in spelled  # on by default
     assert spelled.splitlines()[-1] == plain.splitlines()[-1]  # flatfish: no table word one edit away
-    rows = invoke("predict", tiny_mimick, "goverment", "flatfish", "--vectors", path, "--spelling-backoff").splitlines()
     model = MimickModel.from_disk(tiny_mimick)
     predicted = model.predict(["goverment", "flatfish"])
-    got = numpy.array([[float(x) for x in row.split()[1:]] for row in rows])
     expected = for_word_vectors(glove_small).apply(["goverment", "flatfish"], predicted)[0]
-    numpy.testing.assert_allclose(got, expected, atol=2e-6)
-    numpy.testing.assert_allclose(got[1], predicted[1], atol=2e-6)
+    for flag in ([], ["--spelling-backoff"]):  # on by default with --vectors
+        rows = invoke("predict", tiny_mimick, "goverment", "flatfish", "--vectors", path, *flag).splitlines()
+        got = numpy.array([[float(x) for x in row.split()[1:]] for row in rows])
+        numpy.testing.assert_allclose(got, expected, atol=2e-6)
+        numpy.testing.assert_allclose(got[1], predicted[1], atol=2e-6)
+    for args in (["--vectors", path, "--no-spelling-backoff"], []):  # off when asked, or without a table
+        rows = invoke("predict", tiny_mimick, "goverment", "flatfish", *args).splitlines()
+        got = numpy.array([[float(x) for x in row.split()[1:]] for row in rows])
+        numpy.testing.assert_allclose(got, predicted, atol=2e-6)
     result = runner.invoke(app, ["predict", str(tiny_mimick), "goverment", "--spelling-backoff"])
     assert result.exit_code != 0 and "--spelling-backoff needs --vectors" in result.output
+
+
+def test_char_lm_scores_words_above_their_misspellings(glove_small):
+    lm = CharLM(w for w in glove_small.words if w.isalpha())
+    for word, typo in typo_pairs(glove_small, 50, seed=3):
+        assert lm.logprob(typo) < lm.logprob(word) or len(typo) < len(word), (word, typo)
+    assert lm.typo_score("corssing", "crossing") > DEFAULT_TYPO_MARGIN  # broken n-grams
+    assert lm.logprob("the") > lm.logprob("xqz")
+    # Characters never seen get the unseen share, not an error or -inf.
+    assert numpy.isfinite(lm.logprob("ħ€llo")) and lm.logprob("ħ€llo") < lm.logprob("hello")
+    with pytest.raises(ValueError, match="order"):
+        CharLM(["a"], order=0)
+
+
+def test_typo_gate_keeps_recovery_and_spares_real_rare_words():
+    """On the README's 20k GloVe table: seeded misspellings of frequent words pass the gate, Rare
+    Word's words without a table row (real words) mostly do not."""
+    from conftest import RARE_WORD
+    from spacy_mimick.vectors.similarity import read_similarity_pairs
+
+    table = read_vectors(GLOVE, limit=20000)
+    gated, ungated = for_word_vectors(table), for_word_vectors(table, typo_margin=None)
+    typos = [t for _, t in typo_pairs(table, 300, seed=11, lo=1000, hi=5000)]
+    rare = sorted({w.lower() for p in read_similarity_pairs(RARE_WORD) for w in (p.word1, p.word2)
+                   if table.get(w.lower()) is None})
+    spelled = lambda backoff, words: sum(backoff.vector(w, table.matrix[0])[1] is not None for w in words)  # noqa: E731
+    assert spelled(ungated, typos) == len(typos)  # every one-edit typo of a table word has a candidate
+    assert spelled(gated, typos) >= 0.8 * len(typos)
+    real_ungated, real_gated = spelled(ungated, rare), spelled(gated, rare)
+    assert real_ungated > 100 and real_gated < 0.4 * real_ungated, (real_ungated, real_gated)
+    assert gated.vector("corssing", table.matrix[0])[1] == "crossing"
+    with pytest.raises(ValueError, match="typo_margin"):
+        for_word_vectors(table, typo_margin=float("nan"))

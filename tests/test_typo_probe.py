@@ -60,7 +60,7 @@ def test_spelling_lookup_recovers_the_probe(glove_small):
             return numpy.full((len(words), glove_small.dim), 1e-3, dtype="float32")
 
     plain = typo_probe.probe(Zero(), glove_small, pairs)
-    backoff = for_word_vectors(glove_small, weight=1.0, choice="frequent", min_cosine=-1.0)
+    backoff = for_word_vectors(glove_small, weight=1.0, choice="frequent", min_cosine=-1.0, typo_margin=None)
     spelled = typo_probe.probe(Zero(), glove_small, pairs, backoff=backoff)
     assert plain["spelled"] == 0 and spelled["spelled"] == 50
     # A wrong candidate can still have the true word among its neighbours: top-10 >= right ones.

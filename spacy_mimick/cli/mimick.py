@@ -275,8 +275,9 @@ def _refuse_input_as_output(output: Path, inputs: List[Path]) -> None:
 
 SPELLING_HELP = (
     "A word the table lacks that is one edit (delete, insert, substitute, transpose) from a table "
-    "word gets that word's vector blended with Mimick's (the candidate nearest Mimick's vector: "
-    "docs/oov_vectors.md, 'Spelling backoff')")
+    "word, and that a character model of the table's words takes for a misspelling of it, gets "
+    "the most frequent such word's vector blended with Mimick's (docs/oov_vectors.md, 'The typo "
+    "gate'); --no-spelling-backoff: Mimick's vector alone")
 
 
 def spelling_weight_option():
@@ -320,7 +321,8 @@ def predict_cli(
         None, "--output", "-o", help="Write a word2vec text file (.gz: gzipped) instead of printing"),
     vectors_path: Optional[str] = typer.Option(
         None, "--vectors", help="The table Mimick was trained on, for --spelling-backoff"),
-    spelling: bool = typer.Option(False, "--spelling-backoff", help=SPELLING_HELP + "; needs --vectors"),
+    spelling: Optional[bool] = typer.Option(
+        None, "--spelling-backoff/--no-spelling-backoff", help=SPELLING_HELP + "; on when --vectors is given"),
     spelling_weight: float = spelling_weight_option(),
     spelling_max_rows: int = spelling_max_rows_option(),
     threads: int = threads_option(),
@@ -336,6 +338,7 @@ def predict_cli(
     if spelling and vectors_path is None:
         raise UserError("--spelling-backoff needs --vectors: the table whose words it spells "
                         "(the one the Mimick model was trained on)")
+    spelling = vectors_path is not None if spelling is None else spelling
     set_threads(threads)
     model = MimickModel.from_disk(model_dir)
     table = backoff = None
@@ -379,7 +382,7 @@ def neighbors_cli(
         None, "--words-file", help="UTF-8 file of more words, one a line (blank lines skipped)"),
     k: int = typer.Option(5, "-k", help="Neighbours per word"),
     limit: int = typer.Option(0, "--limit", help="Search only the first N rows (0: all)"),
-    spelling: bool = typer.Option(False, "--spelling-backoff", help=SPELLING_HELP),
+    spelling: bool = typer.Option(True, "--spelling-backoff/--no-spelling-backoff", help=SPELLING_HELP),
     spelling_weight: float = spelling_weight_option(),
     spelling_max_rows: int = spelling_max_rows_option(),
     threads: int = threads_option(),

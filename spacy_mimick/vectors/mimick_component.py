@@ -46,6 +46,7 @@ from spacy.vocab import Vocab
 
 from .mimick_model import MimickModel, MimickModelError
 from .mimick_vectors import MIMICK, MimickVectors, install, table_of
+from .spelling import DEFAULT_TYPO_MARGIN
 from ..threads import AUTO
 
 
@@ -54,14 +55,16 @@ from ..threads import AUTO
     default_config={
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
         "batch_size": 1000, "refine_rare": 0.0, "predict_all": False, "mimick_only": False,
-        "n_threads": AUTO, "spelling_backoff": False, "spelling_weight": 0.5, "spelling_max_rows": 0,
+        "n_threads": AUTO, "spelling_backoff": True, "spelling_weight": 0.5, "spelling_max_rows": 0,
+        "spelling_typo_margin": DEFAULT_TYPO_MARGIN,
     },
 )
 def make_mimick_vectors(
     nlp: Language, name: str, lowercase_backoff: bool, cache_size: int,
     add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0, predict_all: bool = False,
-    mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = False,
+    mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
     spelling_weight: float = 0.5, spelling_max_rows: int = 0,
+    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
 ) -> "MimickVectorsComponent":
     """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``.
 
@@ -75,20 +78,24 @@ def make_mimick_vectors(
         run time (``spacy_mimick/threads.py``); N threads; 0 torch's own setting (docs/speed.md).
     spelling_backoff (bool): A token the table lacks that is one edit from table words gets the
         most frequent one's vector blended with Mimick's, ``spelling_weight`` of the table
-        word's (candidates among the first ``spelling_max_rows`` rows; 0: all). Off by default:
-        it recovers misspellings and costs real rare words (docs/oov_vectors.md).
+        word's (candidates among the first ``spelling_max_rows`` rows; 0: all), when it looks
+        like a misspelling of it: at least ``spelling_typo_margin`` nats per character less
+        likely under a character model of the table's words (null: any candidate). On by
+        default: it recovers most one-edit misspellings and, gated, leaves real rare words
+        their Mimick vector (docs/oov_vectors.md, "The typo gate").
     """
     return MimickVectorsComponent(
         nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
         add_to_vectors=add_to_vectors, batch_size=batch_size, refine_rare=refine_rare,
         predict_all=predict_all, mimick_only=mimick_only, n_threads=n_threads,
         spelling_backoff=spelling_backoff, spelling_weight=spelling_weight, spelling_max_rows=spelling_max_rows,
+        spelling_typo_margin=spelling_typo_margin,
     )
 
 
 # The component's settings that are its MimickVectors' (kept in sync by ``vectors``).
 VECTORS_SETTINGS = ("lowercase_backoff", "cache_size", "mimick_only", "n_threads", "spelling_backoff",
-                    "spelling_weight", "spelling_max_rows")
+                    "spelling_weight", "spelling_max_rows", "spelling_typo_margin")
 # Settings of how the component runs, not of what initialize() did: a loaded pipeline takes them
 # from its config (see MimickVectorsComponent._load_cfg).
 RUNTIME_SETTINGS = VECTORS_SETTINGS + ("batch_size", "predict_all", "add_to_vectors")
@@ -142,8 +149,9 @@ class MimickVectorsComponent(Pipe):
         self, vocab: Vocab, name: str = "mimick_vectors", *, lowercase_backoff: bool = True,
         cache_size: int = 100_000, add_to_vectors: bool = False, batch_size: int = 1000,
         refine_rare: float = 0.0, predict_all: bool = False, model: Optional[MimickModel] = None,
-        mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = False,
+        mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
         spelling_weight: float = 0.5, spelling_max_rows: int = 0,
+        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
     ):
         if not 0 <= refine_rare < 1:
             raise ValueError(f"[{name}] refine_rare is a share of the table's rows in [0, 1), got {refine_rare}")
@@ -158,7 +166,7 @@ class MimickVectorsComponent(Pipe):
             "add_to_vectors": add_to_vectors, "batch_size": batch_size, "refine_rare": refine_rare,
             "predict_all": predict_all, "mimick_only": mimick_only, "n_threads": n_threads,
             "spelling_backoff": spelling_backoff, "spelling_weight": spelling_weight,
-            "spelling_max_rows": spelling_max_rows,
+            "spelling_max_rows": spelling_max_rows, "spelling_typo_margin": spelling_typo_margin,
         }
         self._model: Optional[MimickModel] = None  # kept to reinstall the vectors (see ``vectors``)
         self.vectors

@@ -54,7 +54,7 @@ from thinc.api import get_array_module
 from ..devices import pipeline_device
 from ..threads import AUTO, torch_threads
 from .mimick_model import MimickModel
-from .spelling import DEFAULT_WEIGHT, SpellingBackoff, check_settings
+from .spelling import DEFAULT_TYPO_MARGIN, DEFAULT_WEIGHT, SpellingBackoff, check_settings
 
 MODEL_DIR = "mimick"
 # Where a vector comes from (``sources``): the table's own row, the row of the lowercase form,
@@ -118,7 +118,27 @@ def create_mimick_vectors(
         return MimickVectors(strings=vocab.strings, model_path=model_path, lowercase_backoff=lowercase_backoff,
                              cache_size=cache_size, mimick_only=mimick_only, n_threads=n_threads,
                              spelling_backoff=spelling_backoff, spelling_weight=spelling_weight,
-                             spelling_max_rows=spelling_max_rows)
+                             spelling_max_rows=spelling_max_rows, spelling_typo_margin=None)
+    return make
+
+
+@registry.vectors("spacy_mimick.MimickVectors.v2")
+def create_mimick_vectors_v2(
+    model_path: Optional[str] = None, lowercase_backoff: bool = True, cache_size: int = 100_000,
+    mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
+    spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
+    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
+) -> Callable[[Any], "MimickVectors"]:
+    """``spacy_mimick.MimickVectors.v1`` with the spelling backoff on and gated: a word one edit
+    from table words is taken for a misspelling of one only when it is at least
+    ``spelling_typo_margin`` nats per character less likely than that word under a character
+    model of the table's words (``spelling.CharLM``; null: every candidate, as v1 does).
+    docs/oov_vectors.md, "The typo gate", measures it."""
+    def make(vocab) -> MimickVectors:
+        return MimickVectors(strings=vocab.strings, model_path=model_path, lowercase_backoff=lowercase_backoff,
+                             cache_size=cache_size, mimick_only=mimick_only, n_threads=n_threads,
+                             spelling_backoff=spelling_backoff, spelling_weight=spelling_weight,
+                             spelling_max_rows=spelling_max_rows, spelling_typo_margin=spelling_typo_margin)
     return make
 
 
@@ -128,8 +148,9 @@ class MimickVectors(BaseVectors):
         model_path: Optional[Union[str, Path]] = None, lowercase_backoff: bool = True,
         cache_size: int = 100_000, mimick_only: bool = False, n_threads: int = AUTO,
         spelling_backoff: bool = False, spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
+        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
     ):
-        check_settings(spelling_weight, spelling_max_rows)
+        check_settings(spelling_weight, spelling_max_rows, spelling_typo_margin)
         super().__init__(strings=strings)
         self.table = table if table is not None else Vectors(strings=strings)
         self._model = model
@@ -141,6 +162,7 @@ class MimickVectors(BaseVectors):
         self.spelling_backoff = spelling_backoff
         self.spelling_weight = spelling_weight
         self.spelling_max_rows = spelling_max_rows
+        self.spelling_typo_margin = spelling_typo_margin
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
         # The spelling backoff's index, what it was built for, and its results per string
         # ((vector, table word) or None), bounded as the cache.
@@ -404,9 +426,9 @@ class MimickVectors(BaseVectors):
             return None
         table = self.table
         built_for = (id(table), id(table.data), table.shape, self.spelling_weight, self.spelling_max_rows,
-                     self.lowercase_backoff)
+                     self.lowercase_backoff, self.spelling_typo_margin)
         if self._speller is None or self._speller_for != built_for:
-            check_settings(self.spelling_weight, self.spelling_max_rows)
+            check_settings(self.spelling_weight, self.spelling_max_rows, self.spelling_typo_margin)
             entries = [(self.strings[key], row) for key, row in table.key2row.items() if key in self.strings]
             if len(entries) < len(table.key2row):
                 warnings.warn(
@@ -415,7 +437,8 @@ class MimickVectors(BaseVectors):
                     f"spelling candidates (add the words to nlp.vocab.strings)")
             self._speller = SpellingBackoff(
                 entries, lambda rows: table_rows(table, numpy.asarray(rows, dtype="int64")),
-                weight=self.spelling_weight, max_rows=self.spelling_max_rows, lowercase=self.lowercase_backoff)
+                weight=self.spelling_weight, max_rows=self.spelling_max_rows, lowercase=self.lowercase_backoff,
+                typo_margin=self.spelling_typo_margin)
             self._speller_for = built_for
             self._spelled.clear()
         return self._speller
@@ -468,7 +491,7 @@ class MimickVectors(BaseVectors):
         return {"lowercase_backoff": self.lowercase_backoff, "cache_size": self.cache_size,
                 "mimick_only": self.mimick_only, "n_threads": self.n_threads,
                 "spelling_backoff": self.spelling_backoff, "spelling_weight": self.spelling_weight,
-                "spelling_max_rows": self.spelling_max_rows}
+                "spelling_max_rows": self.spelling_max_rows, "spelling_typo_margin": self.spelling_typo_margin}
 
     def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
         path = Path(path)

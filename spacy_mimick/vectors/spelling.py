@@ -26,8 +26,20 @@ prediction (cosine below ``min_cosine``, 0) is not taken. Measured on GloVe (doc
 "Spelling backoff"): picking instead the candidate nearest to Mimick's prediction (``choice =
 "cosine"``) recovers fewer misspellings, and weight 0.5 keeps the recovery of weight 1 while
 costing legitimate rare words less.
+
+``CharLM`` is the gate that tells a misspelling from a real word the table lacks: a character
+n-gram model (interpolated Witten-Bell, order 5) of the table's own words. One random edit
+breaks the character sequences that words of the language are made of, so a misspelling's mean
+log-probability per character falls well below that of the table word it is one edit from
+(``corssing`` against ``crossing``); a real rare word one edit from a table word
+(``detestable``, ``detectable``) scores about as well as that word. The backoff takes a candidate
+only when the word scores at least ``typo_margin`` nats per character below it. Measured
+(docs/oov_vectors.md, "The typo gate"): this keeps nearly all the typo recovery and gives back
+most of the Rare Word points that ungated corrections of real rare words cost;
+``typo_margin=None`` takes every candidate (the lookup before the gate).
 """
 from array import array
+from collections import Counter
 from typing import Callable, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -38,6 +50,11 @@ DEFAULT_MIN_LENGTH = 4
 DEFAULT_WEIGHT = 0.5
 DEFAULT_MIN_COSINE = 0.0
 DEFAULT_CHOICE = "frequent"
+# The typo gate (``CharLM``): its order, and the margin in nats per character by which a word
+# must score below its candidate, chosen on a development split (benchmarks/spelling_gate.py).
+LM_ORDER = 5
+LM_MAX_WORDS = 200_000
+DEFAULT_TYPO_MARGIN = 0.45
 
 
 def one_edit(a: str, b: str) -> bool:
@@ -124,6 +141,84 @@ class SpellingIndex:
         return sorted(out, key=lambda pair: (pair[1], pair[0]))
 
 
+_BOW, _EOW = "\x02", "\x03"  # word boundaries of CharLM (control characters: never in a word)
+
+
+def _count(hashes: array) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """(sorted distinct hashes, their counts)."""
+    values = numpy.frombuffer(hashes, dtype="int64") if len(hashes) else numpy.zeros((0,), "int64")
+    return numpy.unique(values, return_counts=True)
+
+
+def _lookup(keys: numpy.ndarray, sorted_keys: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
+    """values[i] where sorted_keys[i] == key, 0 for keys not there."""
+    at = numpy.minimum(numpy.searchsorted(sorted_keys, keys), max(0, len(sorted_keys) - 1))
+    found = sorted_keys[at] == keys if len(sorted_keys) else numpy.zeros(keys.shape, bool)
+    return numpy.where(found, values[at] if len(values) else 0, 0)
+
+
+class CharLM:
+    """A character n-gram model of a table's words (the typo gate; see the module docstring).
+
+    Interpolated Witten-Bell over orders 1..``order``, add-one unigrams, each word padded with
+    ``order - 1`` start marks and one end mark, every word counted once (the model is of the
+    words' spelling, not of their frequency in text). Counts are kept as sorted 64-bit hashes
+    of the n-grams and of their contexts, as ``SpellingIndex`` keeps its strings: about 24
+    bytes an n-gram, rebuilt per process (Python's hashes are salted), never saved.
+    """
+
+    def __init__(self, words: Iterable[str], order: int = LM_ORDER):
+        if order < 1:
+            raise ValueError(f"CharLM: order is at least 1, got {order}")
+        self.order = order
+        pad = _BOW * (order - 1)
+        padded = [pad + word + _EOW for word in words]
+        self.grams: List[Tuple[numpy.ndarray, numpy.ndarray]] = []  # per length: (hashes, counts)
+        self.contexts: List[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]] = []  # (hashes, counts, types)
+        for k in range(order):  # n-grams of k + 1 characters, contexts of k
+            counts = Counter(s[i - k:i + 1] for s in padded for i in range(order - 1, len(s)))
+            hashes = numpy.fromiter(map(hash, counts), dtype="int64", count=len(counts))
+            of_gram = numpy.fromiter((hash(g[:-1]) for g in counts), dtype="int64", count=len(counts))
+            gram_counts = numpy.fromiter(counts.values(), dtype="int64", count=len(counts))
+            order_of = numpy.argsort(hashes, kind="stable")
+            context_keys, inverse = numpy.unique(of_gram, return_inverse=True)
+            self.grams.append((hashes[order_of], gram_counts[order_of]))
+            self.contexts.append((context_keys, numpy.bincount(inverse, weights=gram_counts).astype("int64"),
+                                  numpy.bincount(inverse).astype("int64")))
+        self.n_chars = int(self.grams[0][1].sum())
+        self.n_symbols = len(self.grams[0][0]) + 1  # + one for characters never seen
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(k.nbytes + c.nbytes for k, c in self.grams)
+                   + sum(k.nbytes + c.nbytes + t.nbytes for k, c, t in self.contexts))
+
+    def logprob(self, word: str) -> float:
+        """Natural log-probability of ``word`` (its characters and the end mark)."""
+        s = _BOW * (self.order - 1) + word + _EOW
+        positions = range(self.order - 1, len(s))
+        unigram = numpy.asarray([hash(s[i]) for i in positions], dtype="int64")
+        p = (_lookup(unigram, *self.grams[0]) + 1.0) / (self.n_chars + self.n_symbols)
+        for k in range(1, self.order):
+            gram = numpy.asarray([hash(s[i - k:i + 1]) for i in positions], dtype="int64")
+            context = numpy.asarray([hash(s[i - k:i]) for i in positions], dtype="int64")
+            seen = _lookup(context, self.contexts[k][0], self.contexts[k][1]).astype("float64")
+            types = _lookup(context, self.contexts[k][0], self.contexts[k][2]).astype("float64")
+            count = _lookup(gram, *self.grams[k])
+            p = numpy.where(seen > 0, (count + types * p) / numpy.maximum(seen + types, 1.0), p)
+        return float(numpy.log(p).sum())
+
+    def per_char(self, word: str) -> float:
+        """Mean log-probability per character, the end mark included: words of other lengths
+        compare on one scale."""
+        return self.logprob(word) / (len(word) + 1)
+
+    def typo_score(self, word: str, candidate: str) -> float:
+        """How much less likely ``word`` is as a word than ``candidate``, in nats per character
+        (lowercased): high for a misspelling of ``candidate``, near 0 or below for a real word."""
+        return self.per_char(candidate.lower()) - self.per_char(word.lower())
+
+
 def unit(vectors: numpy.ndarray) -> numpy.ndarray:
     vectors = numpy.asarray(vectors, dtype="float32")
     return vectors / numpy.maximum(numpy.linalg.norm(vectors, axis=-1, keepdims=True), 1e-8)
@@ -158,21 +253,37 @@ class SpellingBackoff:
     row_vectors: ``rows -> (len(rows), width)`` numpy array of the table's rows.
     choice: "frequent" (the lowest row) or "cosine" (the candidate nearest to Mimick's prediction).
     min_cosine: no spelled vector when the chosen candidate's cosine to the prediction is lower.
+    typo_margin: the typo gate: a candidate is taken only when the word scores at least this
+        many nats per character below it under ``CharLM`` of the table's words; None: no gate.
     """
 
     def __init__(
         self, entries: Iterable[Tuple[str, int]], row_vectors: Callable[[Sequence[int]], numpy.ndarray], *,
         weight: float = DEFAULT_WEIGHT, max_rows: int = 0, min_cosine: float = DEFAULT_MIN_COSINE,
         choice: str = DEFAULT_CHOICE, min_length: int = DEFAULT_MIN_LENGTH, lowercase: bool = True,
+        typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
     ):
-        check_settings(weight, max_rows)
+        check_settings(weight, max_rows, typo_margin)
         if choice not in ("cosine", "frequent"):
             raise ValueError(f"spelling backoff: choice is 'cosine' or 'frequent', got {choice!r}")
+        entries = list(entries)
+        # The gate models the language's words: the table's most frequent LM_MAX_WORDS (lowest
+        # rows), also those beyond max_rows; a pipeline's table can have 500k keys.
+        self.lm = None
+        if typo_margin is not None:
+            by_row = sorted((row, word) for word, row in entries if indexable(word, 1))
+            self.lm = CharLM(word.lower() for _, word in by_row[:LM_MAX_WORDS])
         if max_rows:
-            entries = ((word, row) for word, row in entries if row < max_rows)
+            entries = [(word, row) for word, row in entries if row < max_rows]
         self.index = SpellingIndex(entries, min_length=min_length)
         self.row_vectors = row_vectors
         self.weight, self.min_cosine, self.choice, self.lowercase = weight, min_cosine, choice, lowercase
+        self.typo_margin = typo_margin
+
+    def is_typo(self, word: str, candidate: str) -> bool:
+        """Whether the gate takes ``word`` for a misspelling of ``candidate`` (always, without
+        a gate)."""
+        return self.lm is None or self.lm.typo_score(word, candidate) >= self.typo_margin
 
     def candidates(self, word: str) -> List[Tuple[str, int]]:
         """``(word, row)`` of the table words one edit from ``word`` (or, when there are none and
@@ -186,6 +297,8 @@ class SpellingBackoff:
         """(vector, the table word it is spelled from) for ``word`` given Mimick's prediction for
         it, or (None, None) when no table word is one edit away (or none within ``min_cosine``)."""
         pairs = self.candidates(word)
+        if self.lm is not None:
+            pairs = [pair for pair in pairs if self.is_typo(word, pair[0])]
         if not pairs:
             return None, None
         if self.choice == "frequent":
@@ -216,11 +329,14 @@ class SpellingBackoff:
         return out, spelled
 
 
-def check_settings(weight: float, max_rows: int) -> None:
+def check_settings(weight: float, max_rows: int, typo_margin: Optional[float] = None) -> None:
     if not 0 < weight <= 1:
         raise ValueError(f"spelling backoff: the weight of the table word's vector is in (0, 1], got {weight}")
     if max_rows < 0:
         raise ValueError(f"spelling backoff: max_rows is a number of table rows (0: all), got {max_rows}")
+    if typo_margin is not None and not numpy.isfinite(typo_margin):
+        raise ValueError(f"spelling backoff: typo_margin is a number of nats per character (or None: no gate), "
+                         f"got {typo_margin}")
 
 
 def for_word_vectors(table, **settings) -> SpellingBackoff:
