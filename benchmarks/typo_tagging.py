@@ -29,7 +29,7 @@ from spacy.training import Example
 from spacy_mimick.ud.corpus import read_conllu
 from spacy_mimick.ud.scorer import score_attributes, token_level_results
 from spacy_mimick.ud.significance import mcnemar
-from spacy_mimick.vectors.mimick_trainer import make_typo
+from spacy_mimick.ud.typos import misspell
 
 
 def corrupt(docs: Sequence[Doc], rate: float, seed: int) -> Tuple[List[Doc], List[numpy.ndarray]]:
@@ -38,20 +38,7 @@ def corrupt(docs: Sequence[Doc], rate: float, seed: int) -> Tuple[List[Doc], Lis
     rng = random.Random(seed)
     out, masks = [], []
     for doc in docs:
-        words, mask = [], []
-        for token in doc:
-            word = token.text
-            hit = len(word) >= 3 and word.isalpha() and rng.random() < rate
-            if hit:
-                for _ in range(20):
-                    typo = make_typo(word, rng)
-                    if typo != word:
-                        word = typo
-                        break
-                else:
-                    hit = False
-            words.append(word)
-            mask.append(hit)
+        words, mask = misspell([t.text for t in doc], rate, rng)
         copy = Doc(doc.vocab, words=words, spaces=[bool(t.whitespace_) for t in doc],
                    pos=[t.pos_ or None for t in doc], morphs=[str(t.morph) if t.has_morph() else None for t in doc])
         out.append(copy)

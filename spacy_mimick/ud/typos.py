@@ -1,0 +1,60 @@
+"""Misspelled words: a seeded share of a sentence's words given one typo each.
+
+``misspell`` is the one rule for which words get a typo and how (alphabetic words of at least 3
+characters, one edit of the Mimick trainer's ``make_typo``: swap two neighbours, drop a letter,
+insert or substitute a neighbouring key). ``benchmarks/typo_tagging.py`` tests taggers on text
+misspelled this way; ``spacy_mimick.typo_augmenter.v1`` trains them on it: every training
+sentence is read with a ``rate`` share of its words misspelled, drawn anew each epoch, the
+annotations kept (the POS and features of ``goverment`` are those of ``government``).
+"""
+import random
+from typing import Callable, Iterator, List, Sequence, Tuple
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from ..vectors.mimick_trainer import make_typo
+
+
+def misspell(words: Sequence[str], rate: float, rng: random.Random) -> Tuple[List[str], List[bool]]:
+    """(words, which were misspelled): each alphabetic word of 3+ characters is misspelled with
+    probability ``rate`` (re-drawn until the typo differs from the word, at most 20 times)."""
+    out, mask = [], []
+    for word in words:
+        hit = len(word) >= 3 and word.isalpha() and rng.random() < rate
+        if hit:
+            for _ in range(20):
+                typo = make_typo(word, rng)
+                if typo != word:
+                    word = typo
+                    break
+            else:
+                hit = False
+        out.append(word)
+        mask.append(hit)
+    return out, mask
+
+
+@spacy.registry.augmenters("spacy_mimick.typo_augmenter.v1")
+def create_typo_augmenter(rate: float, seed: int = 0) -> Callable[[Language, Example], Iterator[Example]]:
+    """Training examples with a ``rate`` share of their words misspelled (``misspell``), new
+    typos each time an example is read; the reference keeps every annotation. Set it on the
+    training corpus (``spacy_mimick.ConllCorpus.v2``'s ``augmenter``), never on dev."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"typo_augmenter: rate is a share of the words in [0, 1], got {rate}")
+    rng = random.Random(seed)
+
+    def augment(nlp: Language, example: Example) -> Iterator[Example]:
+        reference = example.reference
+        words, mask = misspell([t.text for t in reference], rate, rng)
+        if not any(mask):
+            yield example
+            return
+        annotations = example.to_dict()
+        annotations["token_annotation"]["ORTH"] = words
+        predicted = Doc(nlp.vocab, words=words, spaces=[bool(t.whitespace_) for t in reference])
+        yield Example.from_dict(predicted, annotations)
+
+    return augment
