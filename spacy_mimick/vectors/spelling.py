@@ -297,8 +297,9 @@ class SpellingBackoff:
         """(vector, the table word it is spelled from) for ``word`` given Mimick's prediction for
         it, or (None, None) when no table word is one edit away (or none within ``min_cosine``)."""
         pairs = self.candidates(word)
-        if self.lm is not None:
-            pairs = [pair for pair in pairs if self.is_typo(word, pair[0])]
+        if self.lm is not None and pairs:  # the word's own score once, not once per candidate
+            own = self.lm.per_char(word.lower())
+            pairs = [pair for pair in pairs if self.lm.per_char(pair[0].lower()) - own >= self.typo_margin]
         if not pairs:
             return None, None
         if self.choice == "frequent":
