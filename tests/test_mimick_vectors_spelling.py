@@ -224,3 +224,16 @@ def test_typo_gate_keeps_recovery_and_spares_real_rare_words():
     assert gated.vector("corssing", table.matrix[0])[1] == "crossing"
     with pytest.raises(ValueError, match="typo_margin"):
         for_word_vectors(table, typo_margin=float("nan"))
+
+
+def test_registered_vectors_v1_unchanged_and_v2_gated_on():
+    """A released v1 keeps its behaviour (off, and ungated when on); v2 is the gated default."""
+    from spacy.util import registry
+
+    vocab = spacy.blank("en").vocab
+    v1 = registry.vectors.get("spacy_mimick.MimickVectors.v1")()(vocab)
+    v1_on = registry.vectors.get("spacy_mimick.MimickVectors.v1")(spelling_backoff=True)(vocab)
+    v2 = registry.vectors.get("spacy_mimick.MimickVectors.v2")()(vocab)
+    assert (v1.spelling_backoff, v1.spelling_typo_margin) == (False, None)
+    assert (v1_on.spelling_backoff, v1_on.spelling_typo_margin) == (True, None)
+    assert (v2.spelling_backoff, v2.spelling_typo_margin) == (True, DEFAULT_TYPO_MARGIN)

@@ -114,12 +114,10 @@ def create_mimick_vectors(
         frequent one's vector, blended with Mimick's (``spelling_weight`` of the table word's:
         1 gives its vector; candidates among the first ``spelling_max_rows`` rows, 0: all).
     """
-    def make(vocab) -> MimickVectors:
-        return MimickVectors(strings=vocab.strings, model_path=model_path, lowercase_backoff=lowercase_backoff,
-                             cache_size=cache_size, mimick_only=mimick_only, n_threads=n_threads,
-                             spelling_backoff=spelling_backoff, spelling_weight=spelling_weight,
-                             spelling_max_rows=spelling_max_rows, spelling_typo_margin=None)
-    return make
+    return create_mimick_vectors_v2(
+        model_path=model_path, lowercase_backoff=lowercase_backoff, cache_size=cache_size, mimick_only=mimick_only,
+        n_threads=n_threads, spelling_backoff=spelling_backoff, spelling_weight=spelling_weight,
+        spelling_max_rows=spelling_max_rows, spelling_typo_margin=None)
 
 
 @registry.vectors("spacy_mimick.MimickVectors.v2")
@@ -134,11 +132,13 @@ def create_mimick_vectors_v2(
     ``spelling_typo_margin`` nats per character less likely than that word under a character
     model of the table's words (``spelling.CharLM``; null: every candidate, as v1 does).
     docs/oov_vectors.md, "The typo gate", measures it."""
+    settings = dict(model_path=model_path, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
+                    mimick_only=mimick_only, n_threads=n_threads, spelling_backoff=spelling_backoff,
+                    spelling_weight=spelling_weight, spelling_max_rows=spelling_max_rows,
+                    spelling_typo_margin=spelling_typo_margin)
+
     def make(vocab) -> MimickVectors:
-        return MimickVectors(strings=vocab.strings, model_path=model_path, lowercase_backoff=lowercase_backoff,
-                             cache_size=cache_size, mimick_only=mimick_only, n_threads=n_threads,
-                             spelling_backoff=spelling_backoff, spelling_weight=spelling_weight,
-                             spelling_max_rows=spelling_max_rows, spelling_typo_margin=spelling_typo_margin)
+        return MimickVectors(strings=vocab.strings, **settings)
     return make
 
 
