@@ -237,18 +237,3 @@ def test_registered_vectors_v1_unchanged_and_v2_gated_on():
     assert (v1.spelling_backoff, v1.spelling_typo_margin) == (False, None)
     assert (v1_on.spelling_backoff, v1_on.spelling_typo_margin) == (True, None)
     assert (v2.spelling_backoff, v2.spelling_typo_margin) == (True, DEFAULT_TYPO_MARGIN)
-
-
-def test_compose_spaces_averages_the_words_of_a_multiword_form(nlp_glove, tiny_mimick):
-    model = MimickModel.from_disk(tiny_mimick)
-    plain = MimickVectors(strings=nlp_glove.vocab.strings, table=nlp_glove.vocab.vectors, model=model)
-    composed = MimickVectors(strings=nlp_glove.vocab.strings, table=nlp_glove.vocab.vectors, model=model,
-                             compose_spaces=True)
-    words = ["sinh viên", "không  thể", "flatfish"]
-    parts = model.predict(["sinh", "viên", "không", "thể", "flatfish"])
-    got = composed.predict(words)
-    numpy.testing.assert_allclose(got[0], parts[:2].mean(0), atol=1e-6)
-    numpy.testing.assert_allclose(got[1], parts[2:4].mean(0), atol=1e-6)
-    numpy.testing.assert_allclose(got[2], parts[4], atol=1e-6)
-    numpy.testing.assert_allclose(plain.predict(words), model.predict(words), atol=1e-6)  # off by default
-    assert pickle.loads(pickle.dumps(composed)).compose_spaces is True

@@ -56,7 +56,7 @@ from ..threads import AUTO
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
         "batch_size": 1000, "refine_rare": 0.0, "predict_all": False, "mimick_only": False,
         "n_threads": AUTO, "spelling_backoff": True, "spelling_weight": 0.5, "spelling_max_rows": 0,
-        "spelling_typo_margin": DEFAULT_TYPO_MARGIN, "compose_spaces": False,
+        "spelling_typo_margin": DEFAULT_TYPO_MARGIN,
     },
 )
 def make_mimick_vectors(
@@ -64,7 +64,7 @@ def make_mimick_vectors(
     add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0, predict_all: bool = False,
     mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
     spelling_weight: float = 0.5, spelling_max_rows: int = 0,
-    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN, compose_spaces: bool = False,
+    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
 ) -> "MimickVectorsComponent":
     """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``.
 
@@ -83,21 +83,19 @@ def make_mimick_vectors(
         likely under a character model of the table's words (null: any candidate). On by
         default: it recovers most one-edit misspellings and, gated, leaves real rare words
         their Mimick vector (docs/oov_vectors.md, "The typo gate").
-    compose_spaces (bool): Mimick's vector of a token of several space-separated words (Vietnamese
-        VTB's ``sinh viên``) is the mean of its words' (``mimick_vectors.py``).
     """
     return MimickVectorsComponent(
         nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
         add_to_vectors=add_to_vectors, batch_size=batch_size, refine_rare=refine_rare,
         predict_all=predict_all, mimick_only=mimick_only, n_threads=n_threads,
         spelling_backoff=spelling_backoff, spelling_weight=spelling_weight, spelling_max_rows=spelling_max_rows,
-        spelling_typo_margin=spelling_typo_margin, compose_spaces=compose_spaces,
+        spelling_typo_margin=spelling_typo_margin,
     )
 
 
 # The component's settings that are its MimickVectors' (kept in sync by ``vectors``).
 VECTORS_SETTINGS = ("lowercase_backoff", "cache_size", "mimick_only", "n_threads", "spelling_backoff",
-                    "spelling_weight", "spelling_max_rows", "spelling_typo_margin", "compose_spaces")
+                    "spelling_weight", "spelling_max_rows", "spelling_typo_margin")
 # Settings of how the component runs, not of what initialize() did: a loaded pipeline takes them
 # from its config (see MimickVectorsComponent._load_cfg).
 RUNTIME_SETTINGS = VECTORS_SETTINGS + ("batch_size", "predict_all", "add_to_vectors")
@@ -153,7 +151,7 @@ class MimickVectorsComponent(Pipe):
         refine_rare: float = 0.0, predict_all: bool = False, model: Optional[MimickModel] = None,
         mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
         spelling_weight: float = 0.5, spelling_max_rows: int = 0,
-        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN, compose_spaces: bool = False,
+        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
     ):
         if not 0 <= refine_rare < 1:
             raise ValueError(f"[{name}] refine_rare is a share of the table's rows in [0, 1), got {refine_rare}")
@@ -169,7 +167,6 @@ class MimickVectorsComponent(Pipe):
             "predict_all": predict_all, "mimick_only": mimick_only, "n_threads": n_threads,
             "spelling_backoff": spelling_backoff, "spelling_weight": spelling_weight,
             "spelling_max_rows": spelling_max_rows, "spelling_typo_margin": spelling_typo_margin,
-            "compose_spaces": compose_spaces,
         }
         self._model: Optional[MimickModel] = None  # kept to reinstall the vectors (see ``vectors``)
         self.vectors

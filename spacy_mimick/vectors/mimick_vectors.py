@@ -12,26 +12,17 @@ For a key
 2. else, with ``lowercase_backoff``, the row of its lowercase form ("The" -> "the");
 3. else Mimick's prediction for its string. Whitespace-only strings and keys without a string
    get none, as in spaCy (``get_batch``: zeros, as spaCy's ``StaticVectors`` for rows it lacks).
-   With ``spelling_backoff`` (off by default in this class and in v1; on in the
-   ``mimick_vectors`` component and in v2), a word one edit (a deletion, insertion,
-   substitution or transposition) from table words, which a character model of the table's
-   words takes for a misspelling of one (``spelling_typo_margin``; None: any), gets the most
-   frequent such word's vector blended with Mimick's prediction: ``spelling_weight`` of the
-   table word's direction (``spacy_mimick.spelling``; ``spelled_from(word)`` says which word). It
-   recovers most one-edit misspellings of frequent words and leaves most real rare words one
-   edit from a table word alone ("detestable" is not "detectable"): docs/oov_vectors.md, "The
-   typo gate". Its index and character model of the table's words are built at the first word
-   that needs them (about 1.5 s and 14 MiB for 100k words) and again when the table's data is
-   replaced; ``sources`` still says MIMICK for these words.
+   With ``spelling_backoff`` (off by default), a word one edit (a deletion, insertion,
+   substitution or transposition) from table words gets the most frequent one's vector blended
+   with Mimick's prediction: ``spelling_weight`` of the table word's direction (``spacy_mimick.
+   spelling``; ``spelled_from(word)`` says which word). It recovers most one-edit misspellings of
+   frequent words and costs legitimate rare words one edit from a table word ("binging" is
+   not "bringing"): docs/oov_vectors.md, "Spelling backoff". Its index of the table's words is
+   built at the first word that needs it (about 2 s and 9 MiB for 100k words) and again when the
+   table's data is replaced; ``sources`` still says MIMICK for these words.
 
 With ``mimick_only`` every non-space key gets Mimick's prediction and the table is not read: for a
 pipeline without a table, or with one in another space or width than the Mimick model's.
-
-With ``compose_spaces``, Mimick's prediction for a form of several space-separated words (the
-tokens of treebanks such as Vietnamese VTB, ``sinh viên``) is the mean of its words'
-predictions: a model trained on single words (the original release's Vietnamese model learned
-Polyglot's syllables) gives such a form a vector uncorrelated with its words' (mean cosine
--0.03 over 300 VTB test forms).
 
 As for floret vectors (spaCy's docs of ``Vectors.__contains__`` and ``Token.is_oov``), every word
 then has a vector: ``key in vectors`` is True for any string that is not whitespace,
@@ -134,7 +125,7 @@ def create_mimick_vectors_v2(
     model_path: Optional[str] = None, lowercase_backoff: bool = True, cache_size: int = 100_000,
     mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
     spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
-    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN, compose_spaces: bool = False,
+    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
 ) -> Callable[[Any], "MimickVectors"]:
     """``spacy_mimick.MimickVectors.v1`` with the spelling backoff on and gated: a word one edit
     from table words is taken for a misspelling of one only when it is at least
@@ -144,7 +135,7 @@ def create_mimick_vectors_v2(
     settings = dict(model_path=model_path, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
                     mimick_only=mimick_only, n_threads=n_threads, spelling_backoff=spelling_backoff,
                     spelling_weight=spelling_weight, spelling_max_rows=spelling_max_rows,
-                    spelling_typo_margin=spelling_typo_margin, compose_spaces=compose_spaces)
+                    spelling_typo_margin=spelling_typo_margin)
 
     def make(vocab) -> MimickVectors:
         return MimickVectors(strings=vocab.strings, **settings)
@@ -157,7 +148,7 @@ class MimickVectors(BaseVectors):
         model_path: Optional[Union[str, Path]] = None, lowercase_backoff: bool = True,
         cache_size: int = 100_000, mimick_only: bool = False, n_threads: int = AUTO,
         spelling_backoff: bool = False, spelling_weight: float = DEFAULT_WEIGHT, spelling_max_rows: int = 0,
-        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN, compose_spaces: bool = False,
+        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
     ):
         check_settings(spelling_weight, spelling_max_rows, spelling_typo_margin)
         super().__init__(strings=strings)
@@ -172,7 +163,6 @@ class MimickVectors(BaseVectors):
         self.spelling_weight = spelling_weight
         self.spelling_max_rows = spelling_max_rows
         self.spelling_typo_margin = spelling_typo_margin
-        self.compose_spaces = compose_spaces
         self._cache: "OrderedDict[str, numpy.ndarray]" = OrderedDict()
         # The spelling backoff's index, what it was built for, and its results per string
         # ((vector, table word) or None), bounded as the cache.
@@ -464,28 +454,15 @@ class MimickVectors(BaseVectors):
         missing = list(dict.fromkeys(w for w, v in zip(words, found) if v is None))
         fresh: Dict[str, numpy.ndarray] = {}
         if missing:
-            parts = {w: self._parts(w) for w in missing}
-            forms = list(dict.fromkeys(p for ps in parts.values() for p in ps))
             with torch_threads(self.n_threads):
-                predicted = dict(zip(forms, model.predict(forms)))
-            for word in missing:
-                rows = [predicted[p] for p in parts[word]]
+                predicted = model.predict(missing)
+            for word, row in zip(missing, predicted):
                 # One read-only copy per row: a view would keep the whole batch alive.
-                fresh[word] = _frozen(numpy.array(rows[0] if len(rows) == 1 else numpy.mean(rows, axis=0),
-                                                  dtype="float32"))
+                fresh[word] = _frozen(numpy.array(row, dtype="float32"))
                 self._remember(word, fresh[word])
         if not words:
             return numpy.zeros((0, model.width), dtype="float32")
         return numpy.stack([v if v is not None else fresh[w] for w, v in zip(words, found)])
-
-    def _parts(self, word: str) -> List[str]:
-        """The forms whose predictions make ``word``'s: its space-separated words with
-        ``compose_spaces`` (when it has several), else the word itself."""
-        if self.compose_spaces:
-            words = word.split()
-            if len(words) > 1:
-                return words
-        return [word]
 
     def warm(self, words: Iterable[str]) -> None:
         """Predict the forms of ``words`` that need a prediction, in one batch, into the cache."""
@@ -514,8 +491,7 @@ class MimickVectors(BaseVectors):
         return {"lowercase_backoff": self.lowercase_backoff, "cache_size": self.cache_size,
                 "mimick_only": self.mimick_only, "n_threads": self.n_threads,
                 "spelling_backoff": self.spelling_backoff, "spelling_weight": self.spelling_weight,
-                "spelling_max_rows": self.spelling_max_rows, "spelling_typo_margin": self.spelling_typo_margin,
-                "compose_spaces": self.compose_spaces}
+                "spelling_max_rows": self.spelling_max_rows, "spelling_typo_margin": self.spelling_typo_margin}
 
     def to_disk(self, path: Union[str, Path], *, exclude=tuple()) -> None:
         path = Path(path)
