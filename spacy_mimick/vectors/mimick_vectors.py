@@ -12,14 +12,17 @@ For a key
 2. else, with ``lowercase_backoff``, the row of its lowercase form ("The" -> "the");
 3. else Mimick's prediction for its string. Whitespace-only strings and keys without a string
    get none, as in spaCy (``get_batch``: zeros, as spaCy's ``StaticVectors`` for rows it lacks).
-   With ``spelling_backoff`` (off by default), a word one edit (a deletion, insertion,
-   substitution or transposition) from table words gets the most frequent one's vector blended
-   with Mimick's prediction: ``spelling_weight`` of the table word's direction (``spacy_mimick.
-   spelling``; ``spelled_from(word)`` says which word). It recovers most one-edit misspellings of
-   frequent words and costs legitimate rare words one edit from a table word ("binging" is
-   not "bringing"): docs/oov_vectors.md, "Spelling backoff". Its index of the table's words is
-   built at the first word that needs it (about 2 s and 9 MiB for 100k words) and again when the
-   table's data is replaced; ``sources`` still says MIMICK for these words.
+   With ``spelling_backoff`` (off by default in this class and in v1; on in the
+   ``mimick_vectors`` component and in v2), a word one edit (a deletion, insertion,
+   substitution or transposition) from table words, which a character model of the table's
+   words takes for a misspelling of one (``spelling_typo_margin``; None: any), gets the most
+   frequent such word's vector blended with Mimick's prediction: ``spelling_weight`` of the
+   table word's direction (``spacy_mimick.spelling``; ``spelled_from(word)`` says which word). It
+   recovers most one-edit misspellings of frequent words and leaves most real rare words one
+   edit from a table word alone ("detestable" is not "detectable"): docs/oov_vectors.md, "The
+   typo gate". Its index and character model of the table's words are built at the first word
+   that needs them (about 1.5 s and 14 MiB for 100k words) and again when the table's data is
+   replaced; ``sources`` still says MIMICK for these words.
 
 With ``mimick_only`` every non-space key gets Mimick's prediction and the table is not read: for a
 pipeline without a table, or with one in another space or width than the Mimick model's.
