@@ -122,9 +122,13 @@ def main(argv: Optional[List[str]] = None) -> None:
     index = SpellingIndex(kept)
     in_table = set(table.words)
     held = [w for w in real_words(args.real_words.split(",")) if w not in in_table and indexable(w, 4)]
-    negatives = [(w, index.candidates(w)[0][0]) for w in held if index.candidates(w)]
-    positives = [(t, index.candidates(t)) for w, t in typo_pairs(table, args.typos, args.seed, *args.typo_ranks)]
-    positives = [(t, c[0][0]) for t, c in positives if c]
+    def with_candidate(words: List[str]) -> List[tuple]:
+        """(word, its most frequent candidate) for the words one edit from an indexed word."""
+        found = ((w, index.candidates(w)) for w in words)
+        return [(w, c[0][0]) for w, c in found if c]
+
+    negatives = with_candidate(held)
+    positives = with_candidate([t for _, t in typo_pairs(table, args.typos, args.seed, *args.typo_ranks)])
     print(f"{len(positives)} typos of ranks {args.typo_ranks[0]:,}-{args.typo_ranks[1]:,} with a candidate; "
           f"{len(negatives)} of {len(held)} real words without a table row one edit from a table word",
           flush=True)

@@ -144,12 +144,6 @@ class SpellingIndex:
 _BOW, _EOW = "\x02", "\x03"  # word boundaries of CharLM (control characters: never in a word)
 
 
-def _count(hashes: array) -> Tuple[numpy.ndarray, numpy.ndarray]:
-    """(sorted distinct hashes, their counts)."""
-    values = numpy.frombuffer(hashes, dtype="int64") if len(hashes) else numpy.zeros((0,), "int64")
-    return numpy.unique(values, return_counts=True)
-
-
 def _lookup(keys: numpy.ndarray, sorted_keys: numpy.ndarray, values: numpy.ndarray) -> numpy.ndarray:
     """values[i] where sorted_keys[i] == key, 0 for keys not there."""
     at = numpy.minimum(numpy.searchsorted(sorted_keys, keys), max(0, len(sorted_keys) - 1))
@@ -213,10 +207,15 @@ class CharLM:
         compare on one scale."""
         return self.logprob(word) / (len(word) + 1)
 
+    def typo_scores(self, word: str, candidates: Sequence[str]) -> List[float]:
+        """How much less likely ``word`` is as a word than each of ``candidates``, in nats per
+        character (lowercased): high for a misspelling of a candidate, near 0 or below for a
+        real word. The word is scored once."""
+        own = self.per_char(word.lower())
+        return [self.per_char(candidate.lower()) - own for candidate in candidates]
+
     def typo_score(self, word: str, candidate: str) -> float:
-        """How much less likely ``word`` is as a word than ``candidate``, in nats per character
-        (lowercased): high for a misspelling of ``candidate``, near 0 or below for a real word."""
-        return self.per_char(candidate.lower()) - self.per_char(word.lower())
+        return self.typo_scores(word, [candidate])[0]
 
 
 def unit(vectors: numpy.ndarray) -> numpy.ndarray:
@@ -280,11 +279,6 @@ class SpellingBackoff:
         self.weight, self.min_cosine, self.choice, self.lowercase = weight, min_cosine, choice, lowercase
         self.typo_margin = typo_margin
 
-    def is_typo(self, word: str, candidate: str) -> bool:
-        """Whether the gate takes ``word`` for a misspelling of ``candidate`` (always, without
-        a gate)."""
-        return self.lm is None or self.lm.typo_score(word, candidate) >= self.typo_margin
-
     def candidates(self, word: str) -> List[Tuple[str, int]]:
         """``(word, row)`` of the table words one edit from ``word`` (or, when there are none and
         ``lowercase``, from its lowercase form), lowest row first."""
@@ -297,9 +291,9 @@ class SpellingBackoff:
         """(vector, the table word it is spelled from) for ``word`` given Mimick's prediction for
         it, or (None, None) when no table word is one edit away (or none within ``min_cosine``)."""
         pairs = self.candidates(word)
-        if self.lm is not None and pairs:  # the word's own score once, not once per candidate
-            own = self.lm.per_char(word.lower())
-            pairs = [pair for pair in pairs if self.lm.per_char(pair[0].lower()) - own >= self.typo_margin]
+        if self.lm is not None and pairs:  # the gate: only the candidates it takes word for a typo of
+            scores = self.lm.typo_scores(word, [w for w, _ in pairs])
+            pairs = [pair for pair, score in zip(pairs, scores) if score >= self.typo_margin]
         if not pairs:
             return None, None
         if self.choice == "frequent":
