@@ -8,7 +8,10 @@ defaults it ships with (no OMP_NUM_THREADS or torch setting from the caller), me
 - size of the pipeline's folder on disk.
 
 Every run of one table happens in the same invocation, idle and, with ``--busy``, again with the
-other core kept busy by a spinning process (as on a shared machine). A run is
+other core kept busy by a spinning process (as on a shared machine). With ``--rounds K`` the runs
+take turns K times (fresh processes each time) and each figure is the median of its K rounds,
+the p95 with its range: on a shared virtual machine one process can run a third slower than the
+next with nothing else changed, so a single round compares draws, not settings. A run is
 ``PIPELINE CONLLU [SETTING=VALUE ...]``: the pipeline (installed package name or folder), the
 CoNLL-U file whose ``# text`` lines are the text, and config overrides given to ``spacy.load``
 (e.g. ``components.mimick_tagger.n_threads=0`` for torch's own thread count) or
@@ -116,6 +119,17 @@ def run_fresh(run: list, args) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def median_of(results: list) -> dict:
+    """One row from the rounds of a run: the median of each figure, and the p95's range."""
+    row = dict(results[0])
+    for key, value in results[0].items():
+        if isinstance(value, float):
+            row[key] = statistics.median(r[key] for r in results)
+    p95s = [r["p95_ms"] for r in results]
+    row["p95_range"] = f" ({min(p95s):.1f}-{max(p95s):.1f})" if len(results) > 1 else ""
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", nargs="+", action="append", required=True,
@@ -123,6 +137,8 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=1000, help="test sentences of text (default 1000)")
     parser.add_argument("--repeat", type=int, default=2, help="nlp.pipe passes, best kept (default 2)")
     parser.add_argument("--busy", action="store_true", help="also measure with the other core kept busy")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="the runs take turns this many times; each figure is the median (default 1)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     for run in args.run:
@@ -140,17 +156,22 @@ def main() -> None:
         if burner:
             burner.start()
         try:
-            for run in args.run:
-                result = run_fresh(run, args)
-                rows.append((condition, run, result))
-                print(f"[{condition}] {' '.join(run[:1] + run[2:])}: {result['tokens_per_s']:,.0f} tok/s, "
-                      f"p95 {result['p95_ms']:.1f} ms", file=sys.stderr, flush=True)
+            results = [[] for _ in args.run]
+            for round_ in range(args.rounds):
+                for run, kept in zip(args.run, results):
+                    result = run_fresh(run, args)
+                    kept.append(result)
+                    print(f"[{condition}, round {round_ + 1}/{args.rounds}] {' '.join(run[:1] + run[2:])}: "
+                          f"{result['tokens_per_s']:,.0f} tok/s, p95 {result['p95_ms']:.1f} ms",
+                          file=sys.stderr, flush=True)
+            rows.extend((condition, run, median_of(kept)) for run, kept in zip(args.run, results))
         finally:
             if burner:
                 stop.set()
                 burner.join()
+    rounds = f"; the median of {args.rounds} rounds taking turns (p95: and its range)" if args.rounds > 1 else ""
     print(f"{os.cpu_count()} cores; each run a fresh process with the pipeline's own defaults; "
-          f"nlp(text) over sentences of 15-25 tokens; nlp.pipe batch 256, best of {args.repeat}\n")
+          f"nlp(text) over sentences of 15-25 tokens; nlp.pipe batch 256, best of {args.repeat}{rounds}\n")
     print("| machine | pipeline | settings | components | size | load | first doc | nlp(text) median | nlp(text) p95 | nlp.pipe tokens/s | vs first row |")
     print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for condition in conditions:
@@ -161,7 +182,7 @@ def main() -> None:
             base = base or r["tokens_per_s"]
             print(f"| {cond} | `{run[0]}` | {' '.join(run[2:]) or 'defaults'} | {', '.join(r['pipe_names'])} | "
                   f"{r['size_mb']:.0f} MB | {r['load_s']:.2f} s | {r['first_ms']:.0f} ms | {r['median_ms']:.1f} ms | "
-                  f"{r['p95_ms']:.1f} ms | {r['tokens_per_s']:,.0f} | {r['tokens_per_s'] / base:.2f}x |")
+                  f"{r['p95_ms']:.1f} ms{r['p95_range']} | {r['tokens_per_s']:,.0f} | {r['tokens_per_s'] / base:.2f}x |")
 
 
 if __name__ == "__main__":
