@@ -832,3 +832,48 @@ def test_prediction_paths_give_the_training_paths_scores():
     with torch.enable_grad():
         slow = net(*args).detach()
     assert torch.allclose(fast, slow, atol=1e-5)
+
+
+def test_spelling_correction_reads_the_table_word_of_a_typo(vectors_dir, tiny_mimick, tmp_path):
+    """With the vectors' spelling backoff on, a form it takes for a typo is read as its table word
+    (in the form's case): the same inputs as the correct spelling; off, or with the backoff off,
+    the form itself."""
+    fix_random_seed(0)
+    nlp = spacy.load(vectors_dir)
+    nlp.add_pipe("mimick_vectors", config={"predict_all": True, "spelling_backoff": True})
+    nlp.add_pipe("mimick_tagger", config={"model": V3})
+    nlp.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    nlp.initialize(lambda: _examples(nlp, EWT_TRAIN, 20))
+    tagger = nlp.get_pipe("mimick_tagger")
+    featurizer = tagger.model.get_ref("featurizer")
+    vectors = nlp.vocab.vectors
+    assert vectors.spelled_from("goverment") == "government" and vectors.spelled_from("zorblaxian") is None
+
+    def inputs(text):
+        tagger._set_featurizer()
+        return featurizer.predict([nlp.get_pipe("mimick_vectors")(nlp.make_doc(text))])
+
+    def same(a, b):
+        return all(numpy.array_equal(getattr(a, f), getattr(b, f)) for f in
+                   ("vectors", "word_ids", "char_ids", "char_lengths", "shapes", "spelling"))
+
+    for typo, word in (("The goverment fell .", "The government fell ."),
+                       ("The Goverment fell .", "The Government fell ."),
+                       ("THE GOVERMENT FELL .", "THE GOVERNMENT FELL .")):
+        assert same(inputs(typo), inputs(word)), typo
+    assert not same(inputs("The zorblaxian fell ."), inputs("The government fell ."))
+    typo_tags = [t.pos_ for t in nlp("The goverment fell .")]
+    assert typo_tags == [t.pos_ for t in nlp("The government fell .")]
+    tagger.spelling_correction = False
+    assert not same(inputs("The goverment fell ."), inputs("The government fell ."))
+    tagger.spelling_correction = True
+    nlp.get_pipe("mimick_vectors").cfg["spelling_backoff"] = False
+    assert not same(inputs("The goverment fell ."), inputs("The government fell ."))
+    nlp.get_pipe("mimick_vectors").cfg["spelling_backoff"] = True
+    # The setting is the component's, also over a saved model's attributes.
+    nlp.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp", config={"components.mimick_tagger.spelling_correction": False})
+    assert loaded.get_pipe("mimick_tagger").spelling_correction is False
+    loaded.get_pipe("mimick_tagger")(loaded.get_pipe("mimick_vectors")(loaded.make_doc("The goverment fell .")))
+    assert loaded.get_pipe("mimick_tagger").model.get_ref("featurizer").attrs["spelling_correction"] is False
+    assert spacy.load(tmp_path / "nlp").get_pipe("mimick_tagger").spelling_correction is True

@@ -351,6 +351,10 @@ def featurize_forward(
 ) -> Tuple[TaggerInputs, Callable]:
     words = model.attrs["words"]
     texts = [token.text for doc in docs for token in doc]
+    corrections = spelling_corrections(docs, texts) if model.attrs.get("spelling_correction") else {}
+    if corrections:
+        originals = texts
+        texts = [corrections[text][1] if text in corrections else text for text in texts]
     word_ids = numpy.fromiter((words.get(text, 0) for text in texts), dtype="int64", count=len(texts))
     if is_train and model.attrs["word_dropout"]:
         word_ids[numpy.random.random_sample(len(word_ids)) < model.attrs["word_dropout"]] = 0
@@ -358,6 +362,8 @@ def featurize_forward(
     width = model.get_dim("nV")
     if width:
         vectors = _static_vectors(model, docs)
+        if corrections:
+            _correct_vectors(docs[0].vocab, vectors, originals, corrections)
     else:
         vectors = numpy.zeros((len(texts), 0), dtype="float32")
     if model.attrs["use_chars"]:
@@ -385,6 +391,50 @@ def featurize_forward(
         spelling *= scale
     inputs = TaggerInputs(lengths, vectors, word_ids, char_ids, char_lengths, token_words, shapes, spelling)
     return inputs, lambda d_inputs: []
+
+
+def spelling_corrections(docs: List[Doc], texts: List[str]) -> Dict[str, Tuple[str, str]]:
+    """``{form: (table word, the table word in the form's case)}`` for each form of ``texts`` that
+    the vectors' spelling backoff takes for a typo of a table word (``MimickVectors.spelled_from``:
+    no table row, one edit from a table word, judged a typo by the gate); empty when the vectors
+    have no backoff on. The tagger's ``spelling_correction`` reads that word instead of the form:
+    its characters, its training-vocabulary row, Mimick's features and its table vector."""
+    vectors = docs[0].vocab.vectors if docs else None
+    if not isinstance(vectors, MimickVectors) or not vectors.spelling_backoff or vectors.model is None:
+        return {}
+    unknown = [text for text in dict.fromkeys(texts) if not vectors.in_table(text)
+               and not (vectors.lowercase_backoff and vectors.in_table(text.lower()))]
+    if not unknown:
+        return {}
+    vectors.predict(unknown)  # one batch; spelled_from reads the cache
+    out = {}
+    for text in unknown:
+        source = vectors.spelled_from(text)
+        if source is not None:
+            out[text] = (source, in_case_of(source, text))
+    return out
+
+
+def in_case_of(word: str, form: str) -> str:
+    """``word`` (a lowercase table word) in the case of ``form``: Title, UPPER or as it is."""
+    if not word.islower():
+        return word
+    if form.isupper() and len(form) > 1:
+        return word.upper()
+    if form[:1].isupper():
+        return word[:1].upper() + word[1:]
+    return word
+
+
+def _correct_vectors(vocab, vectors: Floats2d, texts: List[str], corrections: Dict[str, Tuple[str, str]]) -> None:
+    """The table rows of the corrected forms' table words, in place."""
+    tokens = [i for i, text in enumerate(texts) if text in corrections]
+    table = table_of(vocab.vectors)
+    keys = numpy.array([vocab.strings.add(corrections[texts[i]][0]) for i in tokens], dtype="uint64")
+    rows = to_numpy(table.find(keys=keys))
+    found = rows >= 0
+    if found.any():
+        vectors[numpy.array(tokens)[found]] = table_rows(table, rows[found])
 
 
 def word_shape(text: str) -> int:
