@@ -467,13 +467,16 @@ def test_package_card_licenses_baseline_and_release_model(tmp_path):
     assert "POS +2.00 points (p = 0.003) (McNemar)" in notes and "words not in training +5.00 points" in notes
     assert "python scripts/project/paper.py --release" in notes
     assert "dev_choice" not in meta and "chosen on the dev set" not in notes
+    assert "Text with typos" not in notes  # no vectors table: nothing for the spelling backoff
     # A run chosen on dev: the choice in the meta and the card.
     choice = {"chosen": "_lowres-ls10", "dev_scores": {"_lowres": 0.91, "_lowres-ls10": 0.9234}, "candidates": []}
-    meta = package_meta.build_meta({"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []}, sources,
+    with_table = {**sources, "vectors": {"name": "GloVe 6B 50d", "license": "PDDL"}}
+    meta = package_meta.build_meta({"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []}, with_table,
                                    {**metrics, "dev_choice": choice}, "mimick_ud_bdt", "0.1.0")
     assert meta["dev_choice"]["chosen"] == "_lowres-ls10"
     assert "chosen on the dev set, not on test: `_lowres-ls10` (weighted dev score of each candidate: " \
            "_lowres 91.00, _lowres-ls10 92.34)" in meta["notes"]
+    assert 'spacy.load("eu_mimick_ud_bdt", config={"components.mimick_vectors.spelling_backoff": True})' in meta["notes"]
     # The embedded slice (data_dir assets, relative or absolute) is a demo; assets/full is not.
     assert package_meta.is_demo({"data_dir": "assets"}) and package_meta.is_demo({"data_dir": str(REPO / "assets")})
     assert not package_meta.is_demo({"data_dir": "assets/full"})
