@@ -400,7 +400,8 @@ def spelling_corrections(docs: List[Doc], texts: List[str]) -> Dict[str, Tuple[s
     have no backoff on. The tagger's ``spelling_correction`` reads that word instead of the form:
     its characters, its training-vocabulary row, Mimick's features and its table vector."""
     vectors = docs[0].vocab.vectors if docs else None
-    if not isinstance(vectors, MimickVectors) or not vectors.spelling_backoff or vectors.model is None:
+    if (not isinstance(vectors, MimickVectors) or not vectors.spelling_backoff or vectors.model is None
+            or not vectors.reads_table or vectors.is_floret):  # as spelled_from: no table words to offer
         return {}
     unknown = [text for text in dict.fromkeys(texts) if not vectors.in_table(text)
                and not (vectors.lowercase_backoff and vectors.in_table(text.lower()))]
