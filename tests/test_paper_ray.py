@@ -181,3 +181,21 @@ def test_a_failed_command_stops_what_needs_it(tmp_path, local_ray, capsys):
     assert "1 command(s) run, 0 skipped (done before), 1 failed, 1 not run" in out
     assert (project / "corpus" / TINY / "raw" / "train.conllu").exists()
     assert not (project / "training" / ".paper-logs" / "missing" / "convert.log").exists()
+
+
+def test_a_command_reruns_once_a_file_it_reads_when_present_appears(tmp_path):
+    """A step's ``reads`` (files a command reads only when they exist, such as spaCy's baseline
+    that a package's card quotes) count in its state: the command reruns when one appears or
+    changes, and is skipped otherwise."""
+    srsly.write_yaml(tmp_path / "project.yml", {"commands": [{
+        "name": "card", "outputs": ["card.txt"],
+        "script": [f"{sys.executable} -c \"import pathlib; p = pathlib.Path('baseline.txt'); "
+                   "pathlib.Path('card.txt').write_text(p.read_text() if p.exists() else 'no baseline')\""]}]})
+    runs = []
+    for baseline in (None, None, "spaCy 88.59", "spaCy 88.59", "spaCy 88.60"):
+        if baseline is not None:
+            (tmp_path / "baseline.txt").write_text(baseline)
+        runner = steps_script.Runner(tmp_path, out=open(tmp_path / "runner.out", "a"))
+        runs.append(runner.run("card", {}, reads=["baseline.txt"]))
+        assert (tmp_path / "card.txt").read_text() == (baseline or "no baseline")
+    assert runs == [True, False, True, False, True]

@@ -346,8 +346,9 @@ def plan(args: argparse.Namespace) -> List[Step]:
         print(f"[paper] {folder.name}: lang {lang}, {n_train:,} training tokens, {what}")
     steps: List[Step] = []
 
-    def add(key: str, command: str, variables: Dict[str, object], after: Sequence[str] = ()) -> str:
-        steps.append(Step(key, command, variables, tuple(after)))
+    def add(key: str, command: str, variables: Dict[str, object], after: Sequence[str] = (),
+            reads: Sequence[str] = ()) -> str:
+        steps.append(Step(key, command, variables, tuple(after), tuple(reads)))
         return key
 
     def add_runs(unit: str, setting: Dict[str, object], variants: Sequence[str], subsample: str,
@@ -424,7 +425,8 @@ def plan(args: argparse.Namespace) -> List[Step]:
                                f"--treebanks {treebank}" + (f" --epochs {args.epochs}" if args.epochs != RELEASE_EPOCHS else ""))
                     add(f"{unit}/package", "package",
                         {**setting, "package_name": release_package_name(treebank), "package_variant": variants[0],
-                         "package_command": command}, [evaluate] + tests)
+                         "package_command": command}, [evaluate] + tests,
+                        reads=[f"metrics/{unit}/spacy.json", f"metrics/{unit}/sig-spacy-{variants[0]}.json"])
                 taggers = [v for v in variants if v in ALL_VARIANTS]
                 if not candidates or not taggers:
                     continue
@@ -465,7 +467,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     for number, step in enumerate(steps, 1):
         print(f"[paper] step {number}/{len(steps)}: {step.key}", flush=True)
         runner.log_name = re.sub(r"[^A-Za-z0-9._-]+", "__", step.key)
-        runner.run(step.command, step.variables)
+        runner.run(step.command, step.variables, step.reads)
     print(f"[paper] done: {runner.commands_run} command(s) {'listed' if args.dry_run else 'run'}")
 
 

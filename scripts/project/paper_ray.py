@@ -93,7 +93,7 @@ def run_step(step: Step, project_dir: str, force: bool, threads: int, *upstream:
     log = log_path(Path(project_dir), step.key)
     start = time.time()
     try:
-        ran = TaskRunner(Path(project_dir), force, log, threads).run(step.command, step.variables)
+        ran = TaskRunner(Path(project_dir), force, log, threads).run(step.command, step.variables, step.reads)
     except Exception as err:  # any error of this step: reported by the driver, the others go on
         tail = "".join(deque(log.open(encoding="utf8", errors="replace"), 15)) if log.exists() else ""
         return {"key": step.key, "ok": False, "ran": True, "error": f"{type(err).__name__}: {err}",

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, TextIO, Tuple
+from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
 
 def batches_per_epoch(config, train: Path, n_tokens: int, batch_tokens: int) -> int:
@@ -44,6 +44,10 @@ class Step:
     command: str
     variables: Dict[str, object]
     after: Tuple[str, ...] = ()
+    # Files the command reads when they exist (project-relative), which project.yml cannot list
+    # as deps because a dep must exist: e.g. the package's card reads spaCy's baseline and the
+    # paired test. They count in the command's state, so the card is rebuilt once they appear.
+    reads: Tuple[str, ...] = ()
 
 
 class MaxSteps:
@@ -156,33 +160,40 @@ class Runner:
         """The command with runs of white space in its script folded: what the lock remembers."""
         return {**cmd, "script": [" ".join(line.split()) for line in cmd["script"]]}
 
-    def _entry(self, cmd: Dict) -> Tuple[str, str]:
+    def _entry(self, cmd: Dict, reads: Sequence[str] = ()) -> Tuple[str, str]:
         from weasel.cli.run import get_lock_entry
-        from weasel.util import get_hash
+        from weasel.util import get_checksum, get_hash
 
-        return get_hash({"name": cmd["name"], "script": cmd["script"]}), get_hash(get_lock_entry(self.project_dir, cmd))
+        state = get_lock_entry(self.project_dir, cmd)
+        if reads:  # only then: the entries of commands without optional inputs stay as they were
+            state = {"entry": state, "reads": {path: get_checksum(self.project_dir / path)
+                                               if (self.project_dir / path).exists() else None
+                                               for path in reads}}
+        return get_hash({"name": cmd["name"], "script": cmd["script"]}), get_hash(state)
 
-    def run(self, name: str, variables: Dict[str, object]) -> bool:
-        """Run the command unless it is done; whether it ran (or, in a dry run, would run)."""
+    def run(self, name: str, variables: Dict[str, object], reads: Sequence[str] = ()) -> bool:
+        """Run the command unless it is done; whether it ran (or, in a dry run, would run).
+        ``reads``: files it reads when they exist (:attr:`Step.reads`), part of its state."""
         variables = resolve(variables)
         project_cmd = self.project_command(name, variables)
         cmd = self.folded(project_cmd)
         outputs = [self.project_dir / p for p in cmd.get("outputs", [])]
         done = outputs and all(p.exists() for p in outputs)
         if done and not self.force:
-            key, state = self._entry(cmd)
+            key, state = self._entry(cmd, reads)
             if self.lock.get(key) == state:
                 print(f"[paper] skip {name} ({variables.get('treebank')}, n={variables.get('n_tokens')}, "
                       f"seed={variables.get('seed')}): done", file=self.out, flush=True)
                 return False
-        args = project_run_args(name, self.project_dir, variables, self.force)
+        # weasel's own lock does not know ``reads``: it would skip a command they changed.
+        args = project_run_args(name, self.project_dir, variables, self.force or bool(reads))
         print("[paper] " + shlex.join(args[1:]), file=self.out, flush=True)
         self.commands_run += 1
         if self.dry_run:
             return True
         self.execute(project_cmd, args)
         if outputs:
-            self.remember(*self._entry(cmd))
+            self.remember(*self._entry(cmd, reads))
         return True
 
     def execute(self, cmd: Dict, args: List[str]) -> None:
