@@ -162,6 +162,15 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     assert "python -m spacy project run all" in meta["notes"] and "CC BY-SA 4.0" in meta["notes"]
     readme = (project / "packages" / f"{PACKAGE}-0.1.0" / "README.md").read_text()
     assert "DEMO:" in readme and "this package" in readme and "### Licenses" in readme
+    # Rebuilt with a new card (as once spaCy's baseline has run), the README is the new card's.
+    meta_path = project / "packages" / "en_mimick_ud_ewt.meta.json"
+    card = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**card, "notes": card["notes"] + "\n\nRebuilt card."}))
+    run([sys.executable, SCRIPTS / "build_package.py", project / "training" / f"{TREEBANK}_lowres" / f"n{N_TOKENS}.s0"
+         / "mimick" / "model-best", project / "packages", "--meta", meta_path, "--sources",
+         project / "corpus" / TREEBANK / "sources.json"], cwd=project)
+    assert "Rebuilt card." in (project / "packages" / f"{PACKAGE}-0.1.0" / "README.md").read_text()
+    meta_path.write_text(json.dumps(card))
     assert {"Universal Dependencies English EWT"} <= {s["name"] for s in meta["sources"]}
     assert abs(meta["performance"]["pos_acc"] - metrics["scores"]["pos_acc"]) < 1e-9
 

@@ -210,6 +210,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     meta = json.loads(args.meta.read_text(encoding="utf8"))
     sources = json.loads(args.sources.read_text(encoding="utf8"))
     args.output_dir.mkdir(parents=True, exist_ok=True)
+    # spaCy's package writes README.md (the model card, from meta.json) only where the package's
+    # folder has none, and its `force` replaces the data folder but not that file: a package
+    # rebuilt with a new card (e.g. once spaCy's baseline ran) kept the first build's README.
+    (args.output_dir / package_name(meta) / "README.md").unlink(missing_ok=True)
     # silent: spaCy's own messages include a warning about the `build` package, which is not used here.
     package(args.model_dir, args.output_dir, meta_path=args.meta, create_sdist=False, create_wheel=False,
             require_parent=True, force=True, silent=True)
