@@ -162,6 +162,9 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     assert "python -m spacy project run all" in meta["notes"] and "CC BY-SA 4.0" in meta["notes"]
     readme = (project / "packages" / f"{PACKAGE}-0.1.0" / "README.md").read_text()
     assert "DEMO:" in readme and "this package" in readme and "### Licenses" in readme
+    # Scored on the test set's raw text too (EWT has `# text`): what a user should expect.
+    assert 0 < meta["performance"]["raw_upos_f"] <= meta["performance"]["raw_words_f"] <= 1
+    assert "### Raw text" in readme and "words F1 " in readme
     # Rebuilt with a new card (as once spaCy's baseline has run), the README is the new card's.
     meta_path = project / "packages" / "en_mimick_ud_ewt.meta.json"
     card = json.loads(meta_path.read_text())

@@ -468,6 +468,20 @@ def test_package_card_licenses_baseline_and_release_model(tmp_path):
     assert "python scripts/project/paper.py --release" in notes
     assert "dev_choice" not in meta and "chosen on the dev set" not in notes
     assert "Text with typos" not in notes  # no vectors table: nothing for the spelling backoff
+    # No raw-text measurement: the card says only that raw text scores lower.
+    assert "### Raw text" not in notes and "expect lower scores there than on UD's gold words." in notes
+    # Measured on the test set's raw text: the scores in the card and the meta; a test set without
+    # text: the card says so.
+    raw = {"raw_words_f": 0.95, "raw_upos_f": 0.8773, "raw_ufeats_f": 0.8229}
+    measured = package_meta.build_meta({"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []},
+                                       sources, metrics, "mimick_ud_bdt", "0.1.0", raw_text=raw)
+    assert {k: measured["performance"][k] for k in raw} == raw
+    assert "### Raw text" in measured["notes"] and "words F1 95.00, UPOS F1 87.73, UFeats F1 82.29 (on the " \
+        "gold words: POS 90.00, morph 80.00)" in measured["notes"]
+    missing = package_meta.build_meta({"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []},
+                                      sources, metrics, "mimick_ud_bdt", "0.1.0", raw_text={"missing": "no text"})
+    assert "test set has no raw text to measure it on" in missing["notes"]
+    assert not any(k.startswith("raw_") for k in missing["performance"])
     # A run chosen on dev: the choice in the meta and the card.
     choice = {"chosen": "_lowres-ls10", "dev_scores": {"_lowres": 0.91, "_lowres-ls10": 0.9234}, "candidates": []}
     with_table = {**sources, "vectors": {"name": "GloVe 6B 50d", "license": "PDDL"}}

@@ -43,6 +43,9 @@ PERFORMANCE_KEYS = (
     "oov_train_pos_acc", "oov_train_attr_micro_f", "oov_vec_pos_acc", "oov_vec_attr_micro_f",
 )
 # spaCy's names for the paper's attribute micro scores (its morphologizer reports morph_micro_*).
+# Raw-text scores (score_raw_text): F1 of the words aligned to the gold words, and of those with the
+# right UPOS / FEATS.
+RAW_TEXT_KEYS = {"raw_words_f": "words", "raw_upos_f": "upos", "raw_ufeats_f": "ufeats"}
 SPACY_ALIASES = {"morph_micro_p": "attr_micro_p", "morph_micro_r": "attr_micro_r", "morph_micro_f": "attr_micro_f"}
 ORIGINAL_RELEASE = {
     "name": "Original MIMICK release model (Pinter et al. 2017, github.com/yuvalpinter/Mimick), converted",
@@ -80,8 +83,9 @@ def release_mimick_meta(model_dir: Path) -> Optional[Dict[str, Any]]:
 
 def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline: Optional[Dict[str, Any]],
                significance: Optional[Dict[str, Any]], command: str, demo: bool, release: Optional[Dict[str, Any]],
-               table: bool = False) -> str:
-    """The model card (meta.json ``notes``, shown by spaCy's generated README)."""
+               table: bool = False, raw_text: Optional[Dict[str, Any]] = None) -> str:
+    """The model card (meta.json ``notes``, shown by spaCy's generated README). ``raw_text``:
+    :func:`score_raw_text`'s result, what a user should expect on text this pipeline tokenizes."""
     lines: List[str] = []
     if demo:
         lines += [f"**{DEMO_NOTE}**", ""]
@@ -107,9 +111,7 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
         choice = (metrics or {}).get("dev_choice")
         if choice:
             lines += [dev_choice_line(choice), ""]
-        lines += ["On raw text the pipeline tokenizes with spaCy's tokenizer, whose words differ from UD's "
-                  "in places (multiword tokens such as French *du* = *de le* are one token): expect lower "
-                  "scores there than on UD's gold words.", ""]
+        lines += raw_text_lines(raw_text, scores)
     if table:  # the spelling backoff has table words to offer
         lines += ["### Text with typos", "",
                   "The vectors' spelling backoff is off in this pipeline, as when its scores were measured. "
@@ -134,6 +136,42 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
     if command:
         lines += ["### How it was built", "", "```", command, "```", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def score_raw_text(model_dir: Path, test: Path) -> Dict[str, Any]:
+    """The pipeline on the test set's raw text (each sentence's ``# text``, its own tokenizer),
+    aligned to the gold words as the CoNLL 2018 shared task's evaluation aligns them: F1 of the
+    words, and of the words with the right UPOS / FEATS. A test set without ``# text`` lines
+    (older treebanks, which have no ``SpaceAfter`` either) gives ``{"missing": reason}``: its raw
+    text cannot be rebuilt."""
+    import spacy
+
+    from spacy_mimick.errors import UserError
+    from spacy_mimick.ud.aligned import evaluate_raw_text
+
+    try:
+        scores = evaluate_raw_text(spacy.load(model_dir), test)
+    except UserError as err:
+        if "no '# text =' line" not in str(err):
+            raise
+        return {"missing": str(err)}
+    return {key: scores[name]["f"] for key, name in RAW_TEXT_KEYS.items()}
+
+
+def raw_text_lines(raw_text: Optional[Dict[str, Any]], scores: Dict[str, Any]) -> List[str]:
+    """The card's paragraph on raw text: the measured F1 where the test set has its text."""
+    caveat = ("spaCy's tokenizer, whose words differ from UD's in places (multiword tokens such as French "
+              "*du* = *de le* are one token)")
+    if not raw_text or "missing" in raw_text:
+        why = " (this treebank's test set has no raw text to measure it on)" if raw_text else ""
+        return [f"On raw text the pipeline tokenizes with {caveat}: expect lower scores there than on UD's "
+                f"gold words{why}.", ""]
+    return ["### Raw text", "",
+            f"What to expect on real text: the test set's raw text (`# text`) tokenized by the pipeline, with "
+            f"{caveat}, its words aligned to the gold words as in the CoNLL 2018 shared task: words F1 "
+            f"{pct(raw_text.get('raw_words_f'))}, UPOS F1 {pct(raw_text.get('raw_upos_f'))}, UFeats F1 "
+            f"{pct(raw_text.get('raw_ufeats_f'))} (on the gold words: POS {pct(scores.get('pos_acc'))}, "
+            f"morph {pct(scores.get('morph_acc'))}).", ""]
 
 
 def dev_choice_line(choice: Dict[str, Any]) -> str:
@@ -168,7 +206,7 @@ def requirement() -> str:
 def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Optional[Dict[str, Any]],
                name: str, version: str, baseline: Optional[Dict[str, Any]] = None,
                significance: Optional[Dict[str, Any]] = None, command: str = "",
-               release: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+               release: Optional[Dict[str, Any]] = None, raw_text: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     meta = dict(model_meta)
     demo = is_demo(sources)
     treebank = sources.get("treebank", "")
@@ -223,13 +261,16 @@ def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Opt
         meta["performance"] = {key: scores.get(key) for key in PERFORMANCE_KEYS if scores.get(key) is not None}
         meta["performance"].update({alias: scores[key] for alias, key in SPACY_ALIASES.items()
                                     if scores.get(key) is not None})
+        if raw_text and "missing" not in raw_text:
+            meta["performance"].update(raw_text)
         if metrics.get("words_per_second"):
             meta["speed"] = {"cpu": metrics["words_per_second"]}
         if metrics.get("dev_choice"):  # the run's setting, chosen on dev (paper.py's default path)
             meta["dev_choice"] = metrics["dev_choice"]
     requirements = [r for r in meta.get("requirements", []) if not r.startswith("spacy-mimick")]
     meta["requirements"] = requirements + [requirement()]
-    meta["notes"] = card_notes(meta, metrics, baseline, significance, command, demo, release, table=bool(vectors))
+    meta["notes"] = card_notes(meta, metrics, baseline, significance, command, demo, release, table=bool(vectors),
+                               raw_text=raw_text)
     return meta
 
 
@@ -246,13 +287,17 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--significance", type=Path, default=None,
                         help="significance.py's JSON of spaCy's pipeline against this one (if it exists)")
     parser.add_argument("--command", default="", help="The command that built the pipeline, for the card")
+    parser.add_argument("--raw-test", type=Path, default=None,
+                        help="The test set's CoNLL-U: the pipeline is also scored on its raw text (`# text`), "
+                             "for the card and meta.json's raw_* scores")
     args = parser.parse_args(argv)
 
     model_meta = json.loads((args.model_dir / "meta.json").read_text(encoding="utf8"))
     sources = json.loads(args.sources.read_text(encoding="utf8"))
     meta = build_meta(model_meta, sources, read_json(args.metrics), args.name, args.version,
                       baseline=read_json(args.baseline), significance=read_json(args.significance),
-                      command=args.command, release=release_mimick_meta(args.model_dir))
+                      command=args.command, release=release_mimick_meta(args.model_dir),
+                      raw_text=score_raw_text(args.model_dir, args.raw_test) if args.raw_test else None)
     from spacy.schemas import ModelMetaSchema, validate
 
     errors = validate(ModelMetaSchema, meta)
