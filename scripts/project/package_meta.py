@@ -83,7 +83,7 @@ def release_mimick_meta(model_dir: Path) -> Optional[Dict[str, Any]]:
 
 def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline: Optional[Dict[str, Any]],
                significance: Optional[Dict[str, Any]], command: str, demo: bool, release: Optional[Dict[str, Any]],
-               table: bool = False, raw_text: Optional[Dict[str, Any]] = None) -> str:
+               table: bool = False, raw_text: Optional[Dict[str, Any]] = None, segmentation: str = "") -> str:
     """The model card (meta.json ``notes``, shown by spaCy's generated README). ``raw_text``:
     :func:`score_raw_text`'s result, what a user should expect on text this pipeline tokenizes."""
     lines: List[str] = []
@@ -112,6 +112,8 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
         if choice:
             lines += [dev_choice_line(choice), ""]
         lines += raw_text_lines(raw_text, scores)
+        if segmentation:
+            lines += [segmentation, ""]
     if table:  # the spelling backoff has table words to offer
         lines += ["### Text with typos", "",
                   "The vectors' spelling backoff is off in this pipeline, as when its scores were measured. "
@@ -156,6 +158,20 @@ def score_raw_text(model_dir: Path, test: Path) -> Dict[str, Any]:
             raise
         return {"missing": str(err)}
     return {key: scores[name]["f"] for key, name in RAW_TEXT_KEYS.items()}
+
+
+# Languages whose words spaCy's tokenizer cannot find in raw text as the treebank has them: what
+# the card tells a user to do instead.
+SEGMENTATION_NOTES = {
+    "zh": ("Chinese is written without spaces, and spaCy's default Chinese tokenizer splits text into "
+           "single characters, not the treebank's words. Give the pipeline words "
+           "(`Doc(nlp.vocab, words=[...])`), or segment with jieba (`pip install jieba`, then "
+           "`from spacy.lang.zh import ChineseTokenizer; nlp.tokenizer = ChineseTokenizer(nlp.vocab, "
+           "segmenter=\"jieba\")`), whose words are closer to the treebank's than characters."),
+    "vi": ("Vietnamese words are syllables joined by spaces (*cửa sổ*, window), which spaCy's tokenizer "
+           "splits: give the pipeline words (`Doc(nlp.vocab, words=[...])`) from a Vietnamese word "
+           "segmenter."),
+}
 
 
 def raw_text_lines(raw_text: Optional[Dict[str, Any]], scores: Dict[str, Any]) -> List[str]:
@@ -269,8 +285,10 @@ def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Opt
             meta["dev_choice"] = metrics["dev_choice"]
     requirements = [r for r in meta.get("requirements", []) if not r.startswith("spacy-mimick")]
     meta["requirements"] = requirements + [requirement()]
+    # The treebank's language (an xx package, e.g. Vietnamese, has it in the treebank's name only).
+    language = {"Chinese": "zh", "Vietnamese": "vi"}.get(pretty.split(" ")[0], meta.get("lang"))
     meta["notes"] = card_notes(meta, metrics, baseline, significance, command, demo, release, table=bool(vectors),
-                               raw_text=raw_text)
+                               raw_text=raw_text, segmentation=SEGMENTATION_NOTES.get(language, ""))
     return meta
 
 
