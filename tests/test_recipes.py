@@ -79,3 +79,23 @@ def test_init_config_to_stdout():
     result = CliRunner().invoke(app, ["init-config", "-", "--variant", "nochar"])
     assert result.exit_code == 0
     assert result.output == config_text("nochar")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_language_brings_its_own_tokenizer(variant):
+    """The templates name no tokenizer, so a pipeline trained with ``--nlp.lang zh`` has
+    spaCy's Chinese one (and a packaged pipeline splits Chinese text into words or characters,
+    not only at spaces and punctuation, as the rule-based tokenizer pinned before did)."""
+    from spacy import util
+    from spacy.lang.zh import ChineseTokenizer
+
+    for lang, expected in (("zh", ChineseTokenizer), ("en", None)):
+        config = tagger_config(variant, "default")
+        config["nlp"]["lang"] = lang
+        config["paths"]["train"] = config["paths"]["dev"] = "unused.conllu"
+        nlp = util.load_model_from_config(config, auto_fill=True, validate=True)
+        if expected is not None:
+            assert isinstance(nlp.tokenizer, expected)
+            assert [t.text for t in nlp.make_doc("猫在窗台上睡觉。")][:2] == ["猫", "在"]
+        else:
+            assert [t.text for t in nlp.make_doc("Don't stop.")] == ["Do", "n't", "stop", "."]
