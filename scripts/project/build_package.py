@@ -34,6 +34,7 @@ here with no new dependency and no network.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -218,6 +219,11 @@ def main(argv: Optional[List[str]] = None) -> None:
     package(args.model_dir, args.output_dir, meta_path=args.meta, create_sdist=False, create_wheel=False,
             require_parent=True, force=True, silent=True)
     package_dir = args.output_dir / package_name(meta)
+    # setuptools' build folders of an earlier build: stale copies of the pipeline's files, which
+    # broke a rebuild whose pipeline has a folder where the old one had a file (the Chinese
+    # tokenizer, once the templates stopped pinning the rule-based one).
+    for stale in [package_dir / "build", *package_dir.glob("*.egg-info")]:
+        shutil.rmtree(stale, ignore_errors=True)
     for note in write_licenses(package_dir, meta, sources, Path.cwd()):
         print(note)
     sdist = build_sdist(package_dir)
