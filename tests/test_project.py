@@ -335,9 +335,9 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     lines = [l for l in capsys.readouterr().out.splitlines() if "project run" in l]
     both = runs("train-tagger-both", TREEBANK)
     # ... and each sample chooses on dev between the recipe and DEV_CANDIDATES (test is not read).
-    assert [run_variables(l)["recipe"] for l in both] == ["_lowres", "_lowres-ls10", "_lowres-adv15"]
+    assert [run_variables(l)["recipe"] for l in both] == ["_lowres", "_lowres-ls10", "_lowres-adv15", "_lowres-char256"]
     (choose,) = runs("choose-on-dev", TREEBANK)
-    assert run_variables(choose)["dev_candidates"] == "_lowres,_lowres-ls10,_lowres-adv15"
+    assert run_variables(choose)["dev_candidates"] == "_lowres,_lowres-ls10,_lowres-adv15,_lowres-char256"
     assert run_variables(both[2])["tagger_overrides"] == "--components.mimick_tagger.adversarial 0.15"
     both = both[:1]
     assert "--vars.recipe=_lowres" in both[0] and "--vars.tagger_recipe=default" in both[0]

@@ -98,9 +98,13 @@ RELEASE_EPOCHS = 30
 # Label smoothing 0.1: French 5,000 tokens, chosen on dev in 5 of 5 subsamples, +1.08 POS over
 # spaCy; rejected by English dev in 4 of 5. Adversarial training 0.15: French 10,000 tokens,
 # chosen in 5 of 5, +0.29 POS over the recipe; English 5,000 tokens -1.02, dev kept the recipe.
+# A character BiLSTM twice as wide (docs/stanza_peer.md), where Stanza's wider character model led
+# on unseen words: Basque and Turkish 5,000 tokens, chosen on dev in 4 of 4 runs (eu s0, s1, hu, tr),
+# +0.20 to +0.34 POS over the recipe in each (none significant alone); English (section 1): no gain.
 DEV_CANDIDATES = (
     "ls10=--components.mimick_tagger.label_smoothing 0.1",
     "adv15=--components.mimick_tagger.adversarial 0.15",
+    "char256=--components.mimick_tagger.model.char_hidden 256",
 )
 RELEASE_MIMICK_ARCH = "spacy_mimick.MimickNgram.v1"
 
