@@ -482,13 +482,14 @@ def test_package_card_licenses_baseline_and_release_model(tmp_path):
                                       sources, metrics, "mimick_ud_bdt", "0.1.0", raw_text={"missing": "no text"})
     assert "test set has no raw text to measure it on" in missing["notes"]
     assert "jieba" not in missing["notes"] and "syllables" not in missing["notes"]
-    # Chinese and Vietnamese (an xx package): how to give the pipeline words.
-    for treebank, lang, expected in (("UD_Chinese-GSD", "zh", 'segmenter="jieba"'),
-                                     ("UD_Vietnamese-VTB", "xx", "syllables joined by spaces")):
-        notes = package_meta.build_meta({"lang": lang, "name": "pipeline", "version": "0.0.0", "pipeline": []},
-                                        {**sources, "treebank": treebank}, metrics, "mimick_ud", "0.1.0")["notes"]
-        assert expected in notes, treebank
     assert not any(k.startswith("raw_") for k in missing["performance"])
+    # Chinese and Vietnamese (an xx package): how to give the pipeline words.
+    for treebank, prefix, lang, expected in (("UD_Chinese-GSD", "zh", "zh", 'segmenter="jieba"'),
+                                             ("UD_Vietnamese-VTB", "vi_vtb", "xx", "syllables joined by spaces")):
+        notes = package_meta.build_meta({"lang": lang, "name": "pipeline", "version": "0.0.0", "pipeline": []},
+                                        {**sources, "treebank": treebank, "prefix": prefix}, metrics, "mimick_ud",
+                                        "0.1.0")["notes"]
+        assert expected in notes, treebank
     # A run chosen on dev: the choice in the meta and the card.
     choice = {"chosen": "_lowres-ls10", "dev_scores": {"_lowres": 0.91, "_lowres-ls10": 0.9234}, "candidates": []}
     with_table = {**sources, "vectors": {"name": "GloVe 6B 50d", "license": "PDDL"}}

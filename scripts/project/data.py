@@ -78,6 +78,12 @@ def find_treebank(data_dir: Path, treebank: str) -> Path:
     raise SystemExit(f"error: treebank {treebank} not found in {data_dir}/ud or {data_dir}")
 
 
+def prefix_language(prefix: str) -> str:
+    """The treebank's language code from its files' prefix (``vi_vtb`` -> ``vi``, ``zh`` -> ``zh``),
+    also where its pipelines run as ``xx``."""
+    return prefix.split("_")[0].split("-")[0]
+
+
 def list_treebanks(data_dir: Path) -> List[Tuple[Path, str]]:
     """Every ``UD_*`` folder with a ``*-ud-train.conllu``, as (folder, file prefix)."""
     found = []

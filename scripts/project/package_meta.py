@@ -30,6 +30,7 @@ from typing import Any, Dict, List, Optional
 import spacy_mimick
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from data import prefix_language  # noqa: E402
 from json_files import read_json, write_json  # noqa: E402
 from markdown_tables import pct  # noqa: E402
 
@@ -42,10 +43,10 @@ PERFORMANCE_KEYS = (
     "pos_acc", "morph_acc", "attr_micro_p", "attr_micro_r", "attr_micro_f", "attr_macro_f",
     "oov_train_pos_acc", "oov_train_attr_micro_f", "oov_vec_pos_acc", "oov_vec_attr_micro_f",
 )
-# spaCy's names for the paper's attribute micro scores (its morphologizer reports morph_micro_*).
 # Raw-text scores (score_raw_text): F1 of the words aligned to the gold words, and of those with the
 # right UPOS / FEATS.
 RAW_TEXT_KEYS = {"raw_words_f": "words", "raw_upos_f": "upos", "raw_ufeats_f": "ufeats"}
+# spaCy's names for the paper's attribute micro scores (its morphologizer reports morph_micro_*).
 SPACY_ALIASES = {"morph_micro_p": "attr_micro_p", "morph_micro_r": "attr_micro_r", "morph_micro_f": "attr_micro_f"}
 ORIGINAL_RELEASE = {
     "name": "Original MIMICK release model (Pinter et al. 2017, github.com/yuvalpinter/Mimick), converted",
@@ -285,8 +286,8 @@ def build_meta(model_meta: Dict[str, Any], sources: Dict[str, Any], metrics: Opt
             meta["dev_choice"] = metrics["dev_choice"]
     requirements = [r for r in meta.get("requirements", []) if not r.startswith("spacy-mimick")]
     meta["requirements"] = requirements + [requirement()]
-    # The treebank's language (an xx package, e.g. Vietnamese, has it in the treebank's name only).
-    language = {"Chinese": "zh", "Vietnamese": "vi"}.get(pretty.split(" ")[0], meta.get("lang"))
+    # The treebank's language, from its files' prefix: an xx package (Vietnamese) has it only there.
+    language = prefix_language(sources["prefix"]) if sources.get("prefix") else meta.get("lang")
     meta["notes"] = card_notes(meta, metrics, baseline, significance, command, demo, release, table=bool(vectors),
                                raw_text=raw_text, segmentation=SEGMENTATION_NOTES.get(language, ""))
     return meta

@@ -80,7 +80,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from data import find_vectors, list_treebanks  # noqa: E402
+from data import find_vectors, list_treebanks, prefix_language  # noqa: E402
 from steps import MaxSteps, Runner, Step  # noqa: E402
 from variants import BASELINES, NO_VECTOR_VARIANTS, RELEASE_VARIANTS, release_package_name  # noqa: E402
 from variants import TAGGER_VARIANTS as ALL_VARIANTS  # noqa: E402
@@ -335,7 +335,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
         candidate_configs.append((name, joined, candidate_config, int(candidate_config["training"]["batcher"]["size"])))
     treebanks = []
     for folder, prefix in found:
-        lang = prefix.split("_")[0].split("-")[0]
+        lang = prefix_language(prefix)
         vectors = find_vectors(data_dir, lang, "auto")
         n_train, _ = count_words(folder / f"{prefix}-ud-train.conllu")
         release = None if vectors else release_model(data_dir, lang)
