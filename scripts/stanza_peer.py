@@ -5,7 +5,9 @@ scored by the project's own scorer beside the Both tagger.
         --vectors VECTORS.vec.gz|none --model-dir DIR [--max-steps N --batch-size B --seed S]
     python scripts/stanza_peer.py predict --model-dir DIR --input TEST.conllu --output PRED.conllu
     python scripts/stanza_peer.py score --gold TEST.conllu --train SAMPLE.conllu \
-        --stanza [NAME=]PRED.conllu [--stanza ...] [--both BOTH.spacy] [--output OUT.json] [--markdown OUT.md]
+        --stanza [NAME=]PRED.conllu [--stanza ...] [--both BOTH.spacy] [--output OUT.json] [--markdown OUT.md] \
+        [--treebank NAME --lang CODE]
+    python scripts/stanza_peer.py table SCORES.json [...] --output TABLE.md
     python scripts/stanza_peer.py words A.conllu B.conllu ... --output WORDS.txt
 
 This script runs under the project's environment (it imports ``spacy_mimick`` to score) and runs
@@ -31,6 +33,12 @@ project's packages. Nothing here imports ``stanza``.
   (:func:`spacy_mimick.ud.significance.compare_systems`: McNemar's test for UPOS, the paper's
   bootstrapped Z-test for attribute micro-F1; and McNemar on the OOV tokens), differences
   Stanza minus Both.
+* ``table``: many ``score`` results (one per treebank and subsample) as one table: per treebank
+  and system, the mean +- standard deviation over subsamples of UPOS accuracy, attribute
+  micro-F1 and UPOS on the OOV tokens; against Both, the mean difference and in how many
+  subsamples the system was significantly ahead of Both / behind it (p < ``--alpha``; McNemar's
+  test for UPOS, the bootstrapped Z-test for the attributes); and the paper's Both at 5,000
+  tokens (its Tables 2 and 3) beside Both's row, where the language has one.
 * ``words``: the lowercased word forms of CoNLL-U files, one a line, for
   ``python -m spacy_mimick extend --words-file``: a table with a Mimick row for every such form
   the table lacks, which Stanza can take as its pretrain (it looks words up lowercased).
@@ -190,6 +198,87 @@ def score_systems(
             tests.append(test)
     return {"gold": str(gold_path), "train": str(train_path) if train_path else None, "n_samples": n_samples,
             "systems": rows, "tests": tests}
+
+
+def treebank_of(result: Dict[str, Any]) -> str:
+    """The treebank a ``score`` result is about: its ``treebank`` entry, else the folder of the gold
+    file (the one above ``raw/`` for the project's ``corpus/<treebank>/raw/test.conllu``)."""
+    if result.get("treebank"):
+        return result["treebank"]
+    gold = Path(result["gold"])
+    return gold.parent.parent.name if gold.parent.name == "raw" else gold.parent.name
+
+
+def summarize(results: Sequence[Dict[str, Any]], alpha: float = 0.01) -> List[Dict[str, Any]]:
+    """Per treebank and system (in the order first met), the scores over subsamples and the tests
+    against the baseline (Both). A treebank's results must share the baseline's name, and one
+    subsample (the training file) may appear once per treebank."""
+    groups: Dict[str, List[Dict[str, Any]]] = {}
+    for result in results:
+        groups.setdefault(treebank_of(result), []).append(result)
+    rows = []
+    for treebank, group in groups.items():
+        trains = [r.get("train") for r in group]
+        repeated = sorted({t for t in trains if t is not None and trains.count(t) > 1})
+        if repeated:
+            raise PeerInputError(f"{treebank}: the subsample {repeated[0]} is scored twice")
+        systems: Dict[str, Dict[str, Any]] = {}
+        for result in group:
+            tests = {t["b"]: t for t in result["tests"]}
+            for row in result["systems"]:
+                entry = systems.setdefault(row["name"], {
+                    "treebank": treebank, "lang": result.get("lang"), "system": row["name"], "is_baseline": False,
+                    "pos_acc": [], "attr_micro_f": [], "oov_train_pos_acc": [], "pos_delta": [], "attr_delta": [],
+                    "pos_ahead": 0, "pos_behind": 0, "attr_ahead": 0, "attr_behind": 0, "n_tests": 0})
+                for key in ("pos_acc", "attr_micro_f", "oov_train_pos_acc"):
+                    if row.get(key) is not None:
+                        entry[key].append(row[key])
+                test = tests.get(row["name"])
+                if test is None:
+                    entry["is_baseline"] = entry["is_baseline"] or any(t["a"] == row["name"] for t in tests.values())
+                    continue
+                entry["n_tests"] += 1
+                entry["pos_delta"].append(test["pos_acc_delta"])
+                if test["pos_p_value"] is not None and test["pos_p_value"] < alpha:
+                    entry["pos_ahead" if test["pos_acc_delta"] > 0 else "pos_behind"] += 1
+                if test.get("attr_micro_f_delta") is not None:
+                    entry["attr_delta"].append(test["attr_micro_f_delta"])
+                    if test.get("attr_p_value") is not None and test["attr_p_value"] < alpha:
+                        entry["attr_ahead" if test["attr_micro_f_delta"] > 0 else "attr_behind"] += 1
+        rows.extend(systems.values())
+    return rows
+
+
+def summary_table(results: Sequence[Dict[str, Any]], alpha: float = 0.01, title: Optional[str] = None) -> str:
+    """:func:`summarize` as Markdown, with the paper's Both at 5,000 tokens beside the baseline."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "project"))
+    from markdown_tables import mean_std
+    from report import PAPER_5K
+
+    def mean_delta(values: List[float]) -> str:
+        return "—" if not values else f"{100 * sum(values) / len(values):+.2f}"
+
+    def paper(lang: Optional[str], metric: str) -> str:
+        value = PAPER_5K[metric].get(lang or "")
+        return "—" if value is None else f"{value[3]:.2f}"
+
+    lines = [f"**{title}**", ""] if title else []
+    lines += [f"| treebank | system | subsamples | UPOS | attr micro-F1 | OOV UPOS | UPOS − Both (ahead / behind, p<{alpha:g}) "
+              f"| attr − Both (ahead / behind) | paper's Both, UPOS / attr |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in summarize(results, alpha):
+        if row["n_tests"]:
+            pos = f"{mean_delta(row['pos_delta'])} ({row['pos_ahead']} / {row['pos_behind']} of {row['n_tests']})"
+            attr = (f"{mean_delta(row['attr_delta'])} ({row['attr_ahead']} / {row['attr_behind']})"
+                    if row["attr_delta"] else "—")
+        else:
+            pos = attr = ""
+        lang = row["lang"]
+        theirs = (f"{paper(lang, 'pos_acc')} / {paper(lang, 'attr_micro_f')}" if row["is_baseline"] else "")
+        lines.append(f"| {row['treebank']} | {row['system']} | {len(row['pos_acc'])} | {mean_std(row['pos_acc'])} | "
+                     f"{mean_std(row['attr_micro_f'])} | {mean_std(row['oov_train_pos_acc'])} | {pos} | {attr} | "
+                     f"{theirs} |")
+    return "\n".join(lines) + "\n"
 
 
 def _pct(value: Optional[float]) -> str:
@@ -395,6 +484,10 @@ def cmd_score(args: argparse.Namespace) -> None:
     baseline = _parse_system(args.both if "=" in args.both else f"Both={args.both}") if args.both else None
     result = score_systems(args.gold, systems, train_path=args.train, baseline=baseline, n_samples=args.n_samples,
                            seed=args.seed)
+    if args.treebank:
+        result["treebank"] = args.treebank
+    if args.lang:
+        result["lang"] = args.lang
     table = markdown_table(result, args.title)
     print(table, end="")
     if args.output:
@@ -403,6 +496,22 @@ def cmd_score(args: argparse.Namespace) -> None:
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(table, encoding="utf8")
+
+
+def cmd_table(args: argparse.Namespace) -> None:
+    results = []
+    for path in args.scores:
+        try:
+            results.append(json.loads(path.read_text(encoding="utf8")))
+        except (OSError, json.JSONDecodeError) as err:
+            raise PeerInputError(f"{path}: not a result of `score` ({err})") from None
+        if not isinstance(results[-1], dict) or "systems" not in results[-1]:
+            raise PeerInputError(f"{path}: not a result of `score` (no 'systems')")
+    table = summary_table(results, alpha=args.alpha, title=args.title)
+    print(table, end="")
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(table, encoding="utf8")
 
 
 def lowercase_forms(paths: Sequence[Path]) -> Tuple[List[str], List[str]]:
@@ -481,7 +590,19 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--title", default=None, help="A title line above the table")
     score.add_argument("--n-samples", type=int, default=1000, help="Bootstrap resamples (attribute F1 test)")
     score.add_argument("--seed", type=int, default=0, help="Bootstrap seed")
+    score.add_argument("--treebank", default=None, help="The treebank's name, kept in the JSON for `table` "
+                                                        "(default: the gold file's folder)")
+    score.add_argument("--lang", default=None, help="Its language code, kept in the JSON for `table` (the paper's "
+                                                    "numbers)")
     score.set_defaults(func=cmd_score)
+
+    table = sub.add_parser("table", help="Many `score` results (treebanks x subsamples) as one table, means over "
+                                         "subsamples, significance counts against Both, the paper's Both beside")
+    table.add_argument("scores", type=Path, nargs="+", help="JSON files written by `score --output`")
+    table.add_argument("--output", type=Path, default=None, help="Markdown table to write")
+    table.add_argument("--title", default=None, help="A title line above the table")
+    table.add_argument("--alpha", type=float, default=0.01, help="Significance level of the counts (default 0.01)")
+    table.set_defaults(func=cmd_table)
 
     words = sub.add_parser("words", help="The lowercased word forms of CoNLL-U files, one a line (for `python -m "
                                          "spacy_mimick extend --words-file`: Mimick rows for Stanza's pretrain)")

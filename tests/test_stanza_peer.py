@@ -191,3 +191,44 @@ def test_words_with_spaces_left_out(peer, tmp_path, capsys):
     peer.main(["words", str(path), "--output", str(out)])
     assert out.read_text(encoding="utf8") == "il\neuros\n"
     assert "1 with white space left out ('1 000')" in capsys.readouterr().out
+
+
+def test_table_means_over_subsamples_and_counts_tests(peer, files, tmp_path, capsys):
+    """Two subsamples of one treebank (the same files twice, as different training samples) and a
+    third treebank-less result: means, the mean difference and the significance counts at the
+    chosen alpha; the paper's Both beside Both's row."""
+    outs = []
+    for n in (0, 1):
+        train = tmp_path / f"train.n5000.s{n}.conllu"
+        train.write_text(files["train.conllu"].read_text(encoding="utf8"), encoding="utf8")
+        out = tmp_path / f"s{n}.json"
+        peer.main(["score", "--gold", str(files["gold.conllu"]), "--train", str(train),
+                   "--stanza", f"Stanza={files['stanza.conllu']}", "--both", str(files["both.spacy"]),
+                   "--n-samples", "20", "--output", str(out), "--treebank", "UD_Toy", "--lang", "hu"])
+        outs.append(out)
+    capsys.readouterr()
+    rows = peer.summarize([json.loads(o.read_text(encoding="utf8")) for o in outs], alpha=0.7)
+    both, stanza = rows
+    assert (both["system"], both["is_baseline"], both["n_tests"]) == ("Both", True, 0)
+    assert stanza["pos_acc"] == [0.8, 0.8] and stanza["pos_delta"] == pytest.approx([0.2, 0.2])
+    # McNemar p = 0.62 for 1 / 3 discordant tokens: ahead at alpha 0.7, not at 0.01
+    assert (stanza["pos_ahead"], stanza["pos_behind"], stanza["n_tests"]) == (2, 0, 2)
+    assert peer.summarize([json.loads(o.read_text(encoding="utf8")) for o in outs])[1]["pos_ahead"] == 0
+    table = tmp_path / "table.md"
+    peer.main(["table", *map(str, outs), "--output", str(table)])
+    text = table.read_text(encoding="utf8")
+    assert "| UD_Toy | Both | 2 | 60.00 ± 0.00 | 100.00 ± 0.00 | 33.33 ± 0.00 |  |  | 88.34 / 76.85 |" in text
+    assert "| UD_Toy | Stanza | 2 | 80.00 ± 0.00 | 83.33 ± 0.00 | 66.67 ± 0.00 | +20.00 (0 / 0 of 2) | -16.67 (0 / 0) |  |" in text
+
+
+def test_table_refuses_a_subsample_scored_twice_and_non_results(peer, files, tmp_path):
+    out = tmp_path / "s0.json"
+    peer.main(["score", "--gold", str(files["gold.conllu"]), "--train", str(files["train.conllu"]),
+               "--stanza", f"Stanza={files['stanza.conllu']}", "--both", str(files["both.spacy"]),
+               "--n-samples", "20", "--output", str(out)])
+    with pytest.raises(SystemExit, match="scored twice"):
+        peer.main(["table", str(out), str(out)])
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]", encoding="utf8")
+    with pytest.raises(SystemExit, match="bad.json: not a result of `score`"):
+        peer.main(["table", str(bad)])
