@@ -65,3 +65,15 @@ def test_a_sentence_whose_text_and_words_differ_is_refused(tmp_path):
     path.write_text(GOLD.replace("# text = Il parle du chat.\n", ""), encoding="utf8")
     with pytest.raises(UserError, match="sentence 1 has no '# text =' line"):
         read_gold(path)
+
+
+def test_a_sentence_without_text_is_its_own_error(tmp_path):
+    """A test set without ``# text`` (older treebanks) is an error of its own kind, which the
+    package card turns into "no raw text"; it is still a UserError that names the file."""
+    from spacy_mimick.ud.aligned import MissingRawTextError
+
+    path = tmp_path / "g.conllu"
+    path.write_text(GOLD.replace("# text = Il parle du chat.\n", ""), encoding="utf8")
+    with pytest.raises(MissingRawTextError, match=r"g\.conllu: sentence 1 has no '# text =' line") as err:
+        read_gold(path)
+    assert isinstance(err.value, UserError)

@@ -149,14 +149,11 @@ def score_raw_text(model_dir: Path, test: Path) -> Dict[str, Any]:
     text cannot be rebuilt."""
     import spacy
 
-    from spacy_mimick.errors import UserError
-    from spacy_mimick.ud.aligned import evaluate_raw_text
+    from spacy_mimick.ud.aligned import MissingRawTextError, evaluate_raw_text
 
     try:
         scores = evaluate_raw_text(spacy.load(model_dir), test)
-    except UserError as err:
-        if "no '# text =' line" not in str(err):
-            raise
+    except MissingRawTextError as err:
         return {"missing": str(err)}
     return {key: scores[name]["f"] for key, name in RAW_TEXT_KEYS.items()}
 

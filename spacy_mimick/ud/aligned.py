@@ -33,6 +33,11 @@ class Word:
     multiword: bool = False
 
 
+class MissingRawTextError(UserError):
+    """A sentence of the gold file has no ``# text``: its raw text cannot be rebuilt (older
+    treebanks have neither ``# text`` nor ``SpaceAfter``)."""
+
+
 @dataclass
 class GoldSentence:
     text: str
@@ -54,7 +59,7 @@ def read_gold(path: Union[str, Path]) -> List[GoldSentence]:
     for number, sentence in enumerate(sentences, 1):
         text = sentence.metadata.get("text")
         if text is None:
-            raise UserError(f"{path}: sentence {number} has no '# text =' line: raw text is needed")
+            raise MissingRawTextError(f"{path}: sentence {number} has no '# text =' line: raw text is needed")
         words: List[Word] = []
         offset = 0
         covered_until = 0  # ids inside a multiword token range already placed
