@@ -86,6 +86,7 @@ setup(
         ],
         "spacy_augmenters": [
             "spacy_mimick.typo_augmenter.v1 = spacy_mimick.ud.typos:create_typo_augmenter",
+            "spacy_mimick.typo_augmenter.v2 = spacy_mimick.ud.typos:create_typo_augmenter_v2",
         ],
         "thinc_schedules": [
             "spacy_mimick.warmup_linear_epochs.v1 = spacy_mimick.tagger.schedules:warmup_linear_epochs",

@@ -48,3 +48,22 @@ def test_typo_augmenter_keeps_annotations_and_draws_new_typos():
     assert [t.text for e in first for t in e.reference] != [t.text for e in second for t in e.reference]
     with pytest.raises(ValueError, match="rate"):
         spacy.registry.augmenters.get("spacy_mimick.typo_augmenter.v1")(rate=1.5)
+
+
+def test_typo_augmenter_v2_keeps_the_clean_sentence_beside_the_misspelled_one():
+    nlp = spacy.blank("en")
+    plain = list(create_conllu_corpus_reader_v2(EWT / "en_ewt-ud-dev.conllu", limit=40)(nlp))
+    augmenter = spacy.registry.augmenters.get("spacy_mimick.typo_augmenter.v2")(rate=0.3, seed=1)
+    out = list(create_conllu_corpus_reader_v2(EWT / "en_ewt-ud-dev.conllu", limit=40, augmenter=augmenter)(nlp))
+    texts = [[t.text for t in e.reference] for e in out]
+    clean = [[t.text for t in e.reference] for e in plain]
+    # every clean sentence is read, in order, each misspelled copy right after its original
+    assert [t for t in texts if t in clean] == clean
+    copies = [t for t in texts if t not in clean]
+    assert copies and len(texts) == len(clean) + len(copies)
+    for i, words in enumerate(texts):
+        if words not in clean:
+            assert texts[i - 1] in clean and len(texts[i - 1]) == len(words)
+    off = spacy.registry.augmenters.get("spacy_mimick.typo_augmenter.v2")(rate=0.3, seed=1, keep_original=False)
+    alone = list(create_conllu_corpus_reader_v2(EWT / "en_ewt-ud-dev.conllu", limit=40, augmenter=off)(nlp))
+    assert len(alone) == len(plain)

@@ -3,7 +3,7 @@
 ``misspell`` is the one rule for which words get a typo and how (alphabetic words of at least 3
 characters, one edit of the Mimick trainer's ``make_typo``: swap two neighbours, drop a letter,
 insert or substitute a neighbouring key). ``benchmarks/typo_tagging.py`` tests taggers on text
-misspelled this way; ``spacy_mimick.typo_augmenter.v1`` trains them on it: every training
+misspelled this way; ``spacy_mimick.typo_augmenter.v1`` and ``.v2`` train them on it: every training
 sentence is read with a ``rate`` share of its words misspelled, drawn anew each epoch, the
 annotations kept (the POS and features of ``goverment`` are those of ``government``).
 """
@@ -56,5 +56,22 @@ def create_typo_augmenter(rate: float, seed: int = 0) -> Callable[[Language, Exa
         annotations["token_annotation"]["ORTH"] = words
         predicted = Doc(nlp.vocab, words=words, spaces=[bool(t.whitespace_) for t in reference])
         yield Example.from_dict(predicted, annotations)
+
+    return augment
+
+
+@spacy.registry.augmenters("spacy_mimick.typo_augmenter.v2")
+def create_typo_augmenter_v2(rate: float, seed: int = 0,
+                             keep_original: bool = True) -> Callable[[Language, Example], Iterator[Example]]:
+    """``spacy_mimick.typo_augmenter.v1`` that can also keep each sentence as it is: with
+    ``keep_original`` every training sentence is read clean and, where a word got a typo, once more
+    misspelled, so the tagger sees all of its clean training text each epoch."""
+    misspelled = create_typo_augmenter(rate, seed)
+
+    def augment(nlp: Language, example: Example) -> Iterator[Example]:
+        for new in misspelled(nlp, example):
+            if keep_original and new is not example:
+                yield example
+            yield new
 
     return augment
