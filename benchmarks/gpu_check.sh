@@ -6,7 +6,12 @@
 #  2. the joint tagger (MimickTagger.v3, Both variant) for one epoch on the embedded EWT slice
 #     (`spacy train --gpu-id`), then the slice's test set tagged on the same device (on the GPU:
 #     after spacy.require_gpu(), so mimick_vectors and the tagger predict there): training
-#     words/s, POS and attribute accuracy, and the device mimick_vectors' model ran on.
+#     words/s, POS and attribute accuracy, and the device mimick_vectors' model ran on;
+#  3. the default Mimick model (character n-grams, sparse table) for 1 epoch on the same GloVe file;
+#  4. the vocab's vectors (spacy_mimick.MimickVectors, [nlp.vectors]) of the CPU-trained tagger
+#     pipeline, loaded after spacy.require_gpu(): get_batch on cupy keys (as spaCy's StaticVectors
+#     calls it) for table words, OOV words and misspellings, the array type it returns, its largest
+#     difference to the CPU's vectors, and a StaticVectors layer's forward pass on the GPU.
 # Needs torch with CUDA and cupy (thinc's GPU ops); a few minutes on one GPU.
 # Usage: bash benchmarks/gpu_check.sh [OUT_DIR]      (GPUS="-1" runs the CPU rows only)
 set -euo pipefail
@@ -73,3 +78,67 @@ with open(f"{out}/table.md", "a") as f:
 PY
 done
 cat "$OUT/table.md"
+
+printf "\nDefault Mimick model (character n-grams), 1 epoch on %s\n\n" "$GLOVE" > "$OUT/default.md"
+printf "| device | command s | epoch words/s | dev loss |\n|---|---:|---:|---:|\n" >> "$OUT/default.md"
+for gpu in $GPUS; do
+  name=$(name_of "$gpu")
+  start=$(date +%s.%N)
+  python3 -m spacy_mimick train "$GLOVE" "$OUT/default_$name" --max-epochs 1 --gpu-id "$gpu" --quiet --no-cache \
+      > "$OUT/default_$name.log" 2>&1
+  end=$(date +%s.%N)
+  python3 - "$OUT" "$name" "$start" "$end" <<'PY'
+import re, sys
+out, name, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+rows = re.findall(r"epoch +(\d+) +train loss [\d.]+ +dev loss ([\d.]+) +([\d,]+) words/s",
+                  open(f"{out}/default_{name}.log").read())
+assert len(rows) == 1, f"expected 1 epoch line in {out}/default_{name}.log, got {rows}"
+with open(f"{out}/default.md", "a") as f:
+    f.write(f"| {name} | {end - start:.1f} | {rows[0][2]} | {rows[0][1]} |\n")
+PY
+done
+cat "$OUT/default.md"
+
+python3 - "$OUT" "$GPUS" <<'PY' | tee "$OUT/vectors.md"
+import sys
+import numpy
+import spacy
+from spacy.ml.staticvectors import StaticVectors
+from spacy_mimick.vectors.mimick_vectors import MimickVectors, to_numpy
+
+out, gpus = sys.argv[1], [int(g) for g in sys.argv[2].split()]
+words = ["crossing", "the", "Crossing", "corssing", "flatfish", "Vercellotti", "deactivatd", "sleepin"]
+
+
+def vectors_of(nlp):
+    nlp("warm up")  # mimick_vectors installs the vocab's MimickVectors
+    vectors = nlp.vocab.vectors
+    assert isinstance(vectors, MimickVectors), type(vectors)
+    keys = numpy.asarray([nlp.vocab.strings.add(w) for w in words], dtype="uint64")
+    return vectors, keys
+
+
+nlp = spacy.load(f"{out}/cpu/model-last")
+vectors, keys = vectors_of(nlp)
+reference = to_numpy(vectors.get_batch(keys))
+sources = vectors.sources(keys)
+print("\nMimickVectors.get_batch (the CPU-trained tagger pipeline's vocab)\n")
+print("| device | keys | returned | shape | max abs difference to CPU | StaticVectors output |")
+print("|---|---|---|---|---:|---|")
+print(f"| cpu | numpy | {type(reference).__module__}.{type(reference).__name__} | {reference.shape} | 0 | - |")
+for gpu in [g for g in gpus if g >= 0]:
+    import cupy
+    spacy.require_gpu(gpu)
+    nlp = spacy.load(f"{out}/cpu/model-last")
+    vectors, keys = vectors_of(nlp)
+    batch = vectors.get_batch(cupy.asarray(keys))
+    diff = float(numpy.abs(to_numpy(batch) - reference).max())
+    layer = StaticVectors(nO=16, nM=reference.shape[1])
+    docs = [nlp.make_doc("The corssing of the flatfish by Vercellotti")]
+    layer.initialize(X=docs)
+    ragged = layer.predict(docs)
+    print(f"| gpu{gpu} | cupy | {type(batch).__module__}.{type(batch).__name__} | {tuple(batch.shape)} | {diff:.2e} "
+          f"| {type(ragged.dataXd).__module__}.{type(ragged.dataXd).__name__} {tuple(ragged.dataXd.shape)} |")
+print("\nsources (0 table, 1 lowercase, 2 Mimick, 3 none):",
+      dict(zip(words, to_numpy(sources).tolist())))
+PY
