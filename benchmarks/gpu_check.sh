@@ -24,27 +24,34 @@ export OMP_NUM_THREADS=1
 A=assets/UD_English-EWT
 name_of() { [ "$1" = -1 ] && echo cpu || echo "gpu$1"; }
 
-printf "Mimick, paper BiLSTM (--paper), 2 epochs on %s\n\n" "$GLOVE" > "$OUT/mimick.md"
-printf "| device | command s | epoch words/s (1, 2) | dev loss (1, 2) |\n|---|---:|---:|---:|\n" >> "$OUT/mimick.md"
-for gpu in $GPUS; do
-  name=$(name_of "$gpu")
-  start=$(date +%s.%N)
-  python3 -m spacy_mimick train "$GLOVE" "$OUT/mimick_$name" --paper --max-epochs 2 --gpu-id "$gpu" \
-      --quiet --no-cache > "$OUT/mimick_$name.log" 2>&1
-  end=$(date +%s.%N)
-  python3 - "$OUT" "$name" "$start" "$end" <<'PY'
+# mimick_rows PREFIX EPOCHS TITLE [train options]: train a Mimick model on each device, one table row
+# each (whole command seconds, words/s and dev loss of every epoch) in $OUT/PREFIX.md
+mimick_rows() {
+  local prefix=$1 epochs=$2 title=$3
+  shift 3
+  printf "%s, %s epoch(s) on %s\n\n" "$title" "$epochs" "$GLOVE" > "$OUT/$prefix.md"
+  printf "| device | command s | epoch words/s | dev loss |\n|---|---:|---:|---:|\n" >> "$OUT/$prefix.md"
+  for gpu in $GPUS; do
+    name=$(name_of "$gpu")
+    start=$(date +%s.%N)
+    python3 -m spacy_mimick train "$GLOVE" "$OUT/${prefix}_$name" "$@" --max-epochs "$epochs" --gpu-id "$gpu" \
+        --quiet --no-cache > "$OUT/${prefix}_$name.log" 2>&1
+    end=$(date +%s.%N)
+    python3 - "$OUT" "$prefix" "$name" "$start" "$end" "$epochs" <<'PY'
 import re, sys
-out, name, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-rows = re.findall(r"epoch +(\d+) +train loss [\d.]+ +dev loss ([\d.]+) +([\d,]+) words/s",
-                  open(f"{out}/mimick_{name}.log").read())
-assert len(rows) == 2, f"expected 2 epoch lines in {out}/mimick_{name}.log, got {rows}"
-speed = ", ".join(r[2] for r in rows)
-loss = ", ".join(r[1] for r in rows)
-with open(f"{out}/mimick.md", "a") as f:
-    f.write(f"| {name} | {end - start:.1f} | {speed} | {loss} |\n")
+out, prefix, name, start, end, epochs = sys.argv[1:7]
+log = f"{out}/{prefix}_{name}.log"
+rows = re.findall(r"epoch +(\d+) +train loss [\d.]+ +dev loss ([\d.]+) +([\d,]+) words/s", open(log).read())
+assert len(rows) == int(epochs), f"expected {epochs} epoch lines in {log}, got {rows}"
+with open(f"{out}/{prefix}.md", "a") as f:
+    f.write(f"| {name} | {float(end) - float(start):.1f} | {', '.join(r[2] for r in rows)} "
+            f"| {', '.join(r[1] for r in rows)} |\n")
 PY
-done
-cat "$OUT/mimick.md"
+  done
+  cat "$OUT/$prefix.md"
+}
+
+mimick_rows mimick 2 "Mimick, paper BiLSTM (--paper)" --paper
 
 python3 -c "import spacy; from spacy.training.initialize import convert_vectors; nlp=spacy.blank('en'); convert_vectors(nlp, 'assets/glove.6B.50d.top20k.txt.gz', truncate=0, prune=-1, mode='default'); nlp.to_disk('$OUT/vectors')"
 [ -d "$OUT/mimick" ] || python3 -m spacy_mimick train assets/glove.6B.50d.top20k.txt.gz "$OUT/mimick" --paper --max-epochs 2 --quiet
@@ -79,25 +86,7 @@ PY
 done
 cat "$OUT/table.md"
 
-printf "\nDefault Mimick model (character n-grams), 1 epoch on %s\n\n" "$GLOVE" > "$OUT/default.md"
-printf "| device | command s | epoch words/s | dev loss |\n|---|---:|---:|---:|\n" >> "$OUT/default.md"
-for gpu in $GPUS; do
-  name=$(name_of "$gpu")
-  start=$(date +%s.%N)
-  python3 -m spacy_mimick train "$GLOVE" "$OUT/default_$name" --max-epochs 1 --gpu-id "$gpu" --quiet --no-cache \
-      > "$OUT/default_$name.log" 2>&1
-  end=$(date +%s.%N)
-  python3 - "$OUT" "$name" "$start" "$end" <<'PY'
-import re, sys
-out, name, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-rows = re.findall(r"epoch +(\d+) +train loss [\d.]+ +dev loss ([\d.]+) +([\d,]+) words/s",
-                  open(f"{out}/default_{name}.log").read())
-assert len(rows) == 1, f"expected 1 epoch line in {out}/default_{name}.log, got {rows}"
-with open(f"{out}/default.md", "a") as f:
-    f.write(f"| {name} | {end - start:.1f} | {rows[0][2]} | {rows[0][1]} |\n")
-PY
-done
-cat "$OUT/default.md"
+mimick_rows default 1 "Default Mimick model (character n-grams)"
 
 python3 - "$OUT" "$GPUS" <<'PY' | tee "$OUT/vectors.md"
 import sys
