@@ -37,7 +37,7 @@ project's packages. Nothing here imports ``stanza``.
   and system, the mean +- standard deviation over subsamples of UPOS accuracy, attribute
   micro-F1 and UPOS on the OOV tokens; against Both, the mean difference and in how many
   subsamples the system was significantly ahead of Both / behind it (p < ``--alpha``; McNemar's
-  test for UPOS, the bootstrapped Z-test for the attributes); and the paper's Both at 5,000
+  test for UPOS, on all tokens and on the OOV ones, the bootstrapped Z-test for the attributes); and the paper's Both at 5,000
   tokens (its Tables 2 and 3) beside Both's row, where the language has one.
 * ``words``: the lowercased word forms of CoNLL-U files, one a line, for
   ``python -m spacy_mimick extend --words-file``: a table with a Mimick row for every such form
@@ -229,7 +229,8 @@ def summarize(results: Sequence[Dict[str, Any]], alpha: float = 0.01) -> List[Di
                 entry = systems.setdefault(row["name"], {
                     "treebank": treebank, "lang": result.get("lang"), "system": row["name"], "is_baseline": False,
                     "pos_acc": [], "attr_micro_f": [], "oov_train_pos_acc": [], "pos_delta": [], "attr_delta": [],
-                    "pos_ahead": 0, "pos_behind": 0, "attr_ahead": 0, "attr_behind": 0, "n_tests": 0})
+                    "oov_delta": [], "pos_ahead": 0, "pos_behind": 0, "attr_ahead": 0, "attr_behind": 0,
+                    "oov_ahead": 0, "oov_behind": 0, "n_tests": 0})
                 for key in ("pos_acc", "attr_micro_f", "oov_train_pos_acc"):
                     if row.get(key) is not None:
                         entry[key].append(row[key])
@@ -245,6 +246,10 @@ def summarize(results: Sequence[Dict[str, Any]], alpha: float = 0.01) -> List[Di
                     entry["attr_delta"].append(test["attr_micro_f_delta"])
                     if test.get("attr_p_value") is not None and test["attr_p_value"] < alpha:
                         entry["attr_ahead" if test["attr_micro_f_delta"] > 0 else "attr_behind"] += 1
+                if test.get("oov_train_pos_acc_delta") is not None:
+                    entry["oov_delta"].append(test["oov_train_pos_acc_delta"])
+                    if test.get("oov_train_pos_p_value") is not None and test["oov_train_pos_p_value"] < alpha:
+                        entry["oov_ahead" if test["oov_train_pos_acc_delta"] > 0 else "oov_behind"] += 1
         rows.extend(systems.values())
     return rows
 
@@ -264,20 +269,22 @@ def summary_table(results: Sequence[Dict[str, Any]], alpha: float = 0.01, title:
 
     lines = [f"**{title}**", ""] if title else []
     lines += [f"| treebank | system | subsamples | UPOS | attr micro-F1 | OOV UPOS | UPOS − Both (ahead / behind, p<{alpha:g}) "
-              f"| attr − Both (ahead / behind) | paper's Both, UPOS / attr |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+              f"| attr − Both (ahead / behind) | OOV UPOS − Both (ahead / behind) | paper's Both, UPOS / attr |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in summarize(results, alpha):
         if row["n_tests"]:
             pos = f"{mean_delta(row['pos_delta'])} ({row['pos_ahead']} / {row['pos_behind']} of {row['n_tests']})"
             attr = (f"{mean_delta(row['attr_delta'])} ({row['attr_ahead']} / {row['attr_behind']})"
                     if row["attr_delta"] else "—")
+            oov = (f"{mean_delta(row['oov_delta'])} ({row['oov_ahead']} / {row['oov_behind']})"
+                   if row["oov_delta"] else "—")
         else:
-            pos = attr = ""
+            pos = attr = oov = ""
         lang = row["lang"]
         theirs = (f"{paper(lang, 'pos_acc')} / {paper(lang, 'attr_micro_f')}" if row["is_baseline"] else "")
         lines.append(f"| {row['treebank']} | {row['system']} | {len(row['pos_acc'])} | {mean_std(row['pos_acc'])} | "
                      f"{mean_std(row['attr_micro_f'])} | {mean_std(row['oov_train_pos_acc'])} | {pos} | {attr} | "
-                     f"{theirs} |")
+                     f"{oov} | {theirs} |")
     return "\n".join(lines) + "\n"
 
 
