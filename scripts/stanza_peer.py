@@ -209,6 +209,11 @@ def treebank_of(result: Dict[str, Any]) -> str:
     return gold.parent.parent.name if gold.parent.name == "raw" else gold.parent.name
 
 
+# The paired tests that ``table`` counts: (name, the difference's key, its p-value's key) in a test of ``score``.
+_TESTED = (("pos", "pos_acc_delta", "pos_p_value"), ("attr", "attr_micro_f_delta", "attr_p_value"),
+           ("oov", "oov_train_pos_acc_delta", "oov_train_pos_p_value"))
+
+
 def summarize(results: Sequence[Dict[str, Any]], alpha: float = 0.01) -> List[Dict[str, Any]]:
     """Per treebank and system (in the order first met), the scores over subsamples and the tests
     against the baseline (Both). A treebank's results must share the baseline's name, and one
@@ -228,9 +233,9 @@ def summarize(results: Sequence[Dict[str, Any]], alpha: float = 0.01) -> List[Di
             for row in result["systems"]:
                 entry = systems.setdefault(row["name"], {
                     "treebank": treebank, "lang": result.get("lang"), "system": row["name"], "is_baseline": False,
-                    "pos_acc": [], "attr_micro_f": [], "oov_train_pos_acc": [], "pos_delta": [], "attr_delta": [],
-                    "oov_delta": [], "pos_ahead": 0, "pos_behind": 0, "attr_ahead": 0, "attr_behind": 0,
-                    "oov_ahead": 0, "oov_behind": 0, "n_tests": 0})
+                    "pos_acc": [], "attr_micro_f": [], "oov_train_pos_acc": [], "n_tests": 0,
+                    **{f"{name}_{part}": [] if part == "delta" else 0
+                       for name, _, _ in _TESTED for part in ("delta", "ahead", "behind")}})
                 for key in ("pos_acc", "attr_micro_f", "oov_train_pos_acc"):
                     if row.get(key) is not None:
                         entry[key].append(row[key])
@@ -239,17 +244,12 @@ def summarize(results: Sequence[Dict[str, Any]], alpha: float = 0.01) -> List[Di
                     entry["is_baseline"] = entry["is_baseline"] or any(t["a"] == row["name"] for t in tests.values())
                     continue
                 entry["n_tests"] += 1
-                entry["pos_delta"].append(test["pos_acc_delta"])
-                if test["pos_p_value"] is not None and test["pos_p_value"] < alpha:
-                    entry["pos_ahead" if test["pos_acc_delta"] > 0 else "pos_behind"] += 1
-                if test.get("attr_micro_f_delta") is not None:
-                    entry["attr_delta"].append(test["attr_micro_f_delta"])
-                    if test.get("attr_p_value") is not None and test["attr_p_value"] < alpha:
-                        entry["attr_ahead" if test["attr_micro_f_delta"] > 0 else "attr_behind"] += 1
-                if test.get("oov_train_pos_acc_delta") is not None:
-                    entry["oov_delta"].append(test["oov_train_pos_acc_delta"])
-                    if test.get("oov_train_pos_p_value") is not None and test["oov_train_pos_p_value"] < alpha:
-                        entry["oov_ahead" if test["oov_train_pos_acc_delta"] > 0 else "oov_behind"] += 1
+                for name, delta_key, p_key in _TESTED:
+                    if test.get(delta_key) is None:
+                        continue
+                    entry[f"{name}_delta"].append(test[delta_key])
+                    if test.get(p_key) is not None and test[p_key] < alpha:
+                        entry[f"{name}_ahead" if test[delta_key] > 0 else f"{name}_behind"] += 1
         rows.extend(systems.values())
     return rows
 
@@ -260,8 +260,12 @@ def summary_table(results: Sequence[Dict[str, Any]], alpha: float = 0.01, title:
     from markdown_tables import mean_std
     from report import PAPER_5K
 
-    def mean_delta(values: List[float]) -> str:
-        return "—" if not values else f"{100 * sum(values) / len(values):+.2f}"
+    def counted(row: Dict[str, Any], name: str, of: str = "") -> str:
+        """The mean difference to Both and the significant subsamples each way."""
+        values = row[f"{name}_delta"]
+        if not values:
+            return "—"
+        return f"{100 * sum(values) / len(values):+.2f} ({row[f'{name}_ahead']} / {row[f'{name}_behind']}{of})"
 
     def paper(lang: Optional[str], metric: str) -> str:
         value = PAPER_5K[metric].get(lang or "")
@@ -273,11 +277,8 @@ def summary_table(results: Sequence[Dict[str, Any]], alpha: float = 0.01, title:
               "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in summarize(results, alpha):
         if row["n_tests"]:
-            pos = f"{mean_delta(row['pos_delta'])} ({row['pos_ahead']} / {row['pos_behind']} of {row['n_tests']})"
-            attr = (f"{mean_delta(row['attr_delta'])} ({row['attr_ahead']} / {row['attr_behind']})"
-                    if row["attr_delta"] else "—")
-            oov = (f"{mean_delta(row['oov_delta'])} ({row['oov_ahead']} / {row['oov_behind']})"
-                   if row["oov_delta"] else "—")
+            pos, attr, oov = (counted(row, name, f" of {row['n_tests']}" if name == "pos" else "")
+                              for name, _, _ in _TESTED)
         else:
             pos = attr = oov = ""
         lang = row["lang"]

@@ -194,9 +194,9 @@ def test_words_with_spaces_left_out(peer, tmp_path, capsys):
 
 
 def test_table_means_over_subsamples_and_counts_tests(peer, files, tmp_path, capsys):
-    """Two subsamples of one treebank (the same files twice, as different training samples) and a
-    third treebank-less result: means, the mean difference and the significance counts at the
-    chosen alpha; the paper's Both beside Both's row."""
+    """Two subsamples of one treebank (the same files twice, as different training samples): means,
+    the mean difference and the significance counts at the chosen alpha; the paper's Both beside
+    Both's row."""
     outs = []
     for n in (0, 1):
         train = tmp_path / f"train.n5000.s{n}.conllu"
