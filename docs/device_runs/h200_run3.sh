@@ -12,22 +12,9 @@ cp -r .devdata/corpus .devdata/models .
 mkdir -p "$OUT/logs"
 python3 -c "import spacy, torch, cupy, spacy_mimick; print('spacy', spacy.__version__, 'torch', torch.__version__, 'cupy', cupy.__version__, 'cuda', torch.cuda.is_available())"
 python3 -m spacy_mimick init-config configs/tagger_both.default.cfg --variant both --recipe default
-JOBS=$'UD_Hungarian-Szeged\thu\t1\t4800\t_lowres\t
-UD_Hungarian-Szeged\thu\t1\t4800\t_lowres-ls10\t--components.mimick_tagger.label_smoothing 0.1
-UD_Hungarian-Szeged\thu\t1\t4800\t_lowres-adv15\t--components.mimick_tagger.adversarial 0.15
-UD_Hungarian-Szeged\thu\t1\t4800\t_lowres-char256\t--components.mimick_tagger.model.char_hidden 256
-UD_Hungarian-Szeged\thu\t2\t4800\t_lowres\t
-UD_Hungarian-Szeged\thu\t2\t4800\t_lowres-ls10\t--components.mimick_tagger.label_smoothing 0.1
-UD_Hungarian-Szeged\thu\t2\t4800\t_lowres-adv15\t--components.mimick_tagger.adversarial 0.15
-UD_Hungarian-Szeged\thu\t2\t4800\t_lowres-char256\t--components.mimick_tagger.model.char_hidden 256
-UD_Turkish-IMST\ttr\t1\t4480\t_lowres\t
-UD_Turkish-IMST\ttr\t1\t4480\t_lowres-ls10\t--components.mimick_tagger.label_smoothing 0.1
-UD_Turkish-IMST\ttr\t1\t4480\t_lowres-adv15\t--components.mimick_tagger.adversarial 0.15
-UD_Turkish-IMST\ttr\t1\t4480\t_lowres-char256\t--components.mimick_tagger.model.char_hidden 256
-UD_Turkish-IMST\ttr\t2\t4640\t_lowres\t
-UD_Turkish-IMST\ttr\t2\t4640\t_lowres-ls10\t--components.mimick_tagger.label_smoothing 0.1
-UD_Turkish-IMST\ttr\t2\t4640\t_lowres-adv15\t--components.mimick_tagger.adversarial 0.15
-UD_Turkish-IMST\ttr\t2\t4640\t_lowres-char256\t--components.mimick_tagger.model.char_hidden 256'
+# The samples (treebank, language, seed, paper.py's max_steps for it) and the candidates (recipe, overrides)
+SAMPLES=$'UD_Hungarian-Szeged\thu\t1\t4800\nUD_Hungarian-Szeged\thu\t2\t4800\nUD_Turkish-IMST\ttr\t1\t4480\nUD_Turkish-IMST\ttr\t2\t4640'
+CANDIDATES=$'_lowres\t\n_lowres-ls10\t--components.mimick_tagger.label_smoothing 0.1\n_lowres-adv15\t--components.mimick_tagger.adversarial 0.15\n_lowres-char256\t--components.mimick_tagger.model.char_hidden 256'
 run_job() {
   local tb=$1 lang=$2 seed=$3 steps=$4 recipe=$5 overrides=$6
   local name=$tb$recipe.s$seed run=training/$tb$recipe/n5000.s$seed start=$SECONDS
@@ -46,9 +33,11 @@ run_job() {
   fi
   echo -e "$name\trc=$rc\t$((SECONDS - start))s" >> "$OUT/jobs.tsv"
 }
-while IFS=$'\t' read -r tb lang seed steps recipe overrides; do
-  run_job "$tb" "$lang" "$seed" "$steps" "$recipe" "$overrides" &
-done <<< "$JOBS"
+while IFS=$'\t' read -r tb lang seed steps; do
+  while IFS=$'\t' read -r recipe overrides; do
+    run_job "$tb" "$lang" "$seed" "$steps" "$recipe" "$overrides" &
+  done <<< "$CANDIDATES"
+done <<< "$SAMPLES"
 GPUS="-1 0" bash benchmarks/gpu_check.sh "$OUT/gc" > "$OUT/gpu_check.log" 2>&1; echo "gpu_check rc=$?" >> "$OUT/gpu_check.log"
 wait
 cat "$OUT/jobs.tsv"
