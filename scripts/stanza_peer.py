@@ -5,8 +5,8 @@ scored by the project's own scorer beside the Both tagger.
         --vectors VECTORS.vec.gz|none --model-dir DIR [--max-steps N --batch-size B --seed S]
     python scripts/stanza_peer.py predict --model-dir DIR --input TEST.conllu --output PRED.conllu
     python scripts/stanza_peer.py score --gold TEST.conllu --train SAMPLE.conllu \
-        --stanza [NAME=]PRED.conllu [--stanza ...] [--both BOTH.spacy] [--output OUT.json] [--markdown OUT.md] \
-        [--treebank NAME --lang CODE]
+        --system [NAME=]PRED.conllu [--system spaCy=PRED.spacy ...] [--both BOTH.spacy] [--output OUT.json] \
+        [--markdown OUT.md] [--treebank NAME --lang CODE]
     python scripts/stanza_peer.py table SCORES.json [...] --output TABLE.md
     python scripts/stanza_peer.py words A.conllu B.conllu ... --output WORDS.txt
 
@@ -29,10 +29,13 @@ project's packages. Nothing here imports ``stanza``.
   must be the gold words, else an error naming the file and sentence), scored by
   :func:`spacy_mimick.ud.scorer.score_attributes`: UPOS accuracy, attribute micro-F1 (the
   paper's definition), and UPOS accuracy on the test tokens whose form is not in the training
-  sample (OOV of training). With ``--both``, each Stanza system is compared with Both
+  sample (OOV of training). With ``--both``, each system is compared with Both
   (:func:`spacy_mimick.ud.significance.compare_systems`: McNemar's test for UPOS, the paper's
   bootstrapped Z-test for attribute micro-F1; and McNemar on the OOV tokens), differences
-  Stanza minus Both.
+  system minus Both. A system is Stanza's CoNLL-U output or any other tagger's predictions on
+  the gold words, such as spaCy's baseline as ``evaluate.py`` writes it (``spacy.spacy``), so
+  that one result holds the three systems of a sample (``--stanza`` is the older name of
+  ``--system``).
 * ``table``: many ``score`` results (one per treebank and subsample) as one table: per treebank
   and system, the mean +- standard deviation over subsamples of UPOS accuracy, attribute
   micro-F1 and UPOS on the OOV tokens; against Both, the mean difference and in how many
@@ -488,7 +491,7 @@ def cmd_predict(args: argparse.Namespace) -> None:
 
 
 def cmd_score(args: argparse.Namespace) -> None:
-    systems = [_parse_system(s) for s in args.stanza]
+    systems = [_parse_system(s) for s in args.systems]
     baseline = _parse_system(args.both if "=" in args.both else f"Both={args.both}") if args.both else None
     result = score_systems(args.gold, systems, train_path=args.train, baseline=baseline, n_samples=args.n_samples,
                            seed=args.seed)
@@ -588,8 +591,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = sub.add_parser("score", help="Score predictions with the project's scorer; McNemar against Both")
     score.add_argument("--gold", type=Path, required=True, help="Gold test set (.conllu or .spacy)")
-    score.add_argument("--stanza", action="append", required=True, metavar="[NAME=]PRED",
-                       help="Stanza's predictions (.conllu; repeatable)")
+    score.add_argument("--system", "--stanza", dest="systems", action="append", required=True, metavar="[NAME=]PRED",
+                       help="A system's predictions on the gold words, each tested against Both (repeatable): "
+                            "Stanza's .conllu, or another tagger's, such as spaCy's baseline run by evaluate.py "
+                            "(metrics/.../spacy.spacy)")
     score.add_argument("--both", default=None, metavar="[NAME=]PRED.spacy",
                        help="The project's Both predictions (evaluate.py's .spacy): the baseline of the tests")
     score.add_argument("--train", type=Path, default=None, help="The training sample (.conllu), for OOV")

@@ -235,3 +235,29 @@ def test_table_refuses_a_subsample_scored_twice_and_non_results(peer, files, tmp
     bad.write_text("[1, 2]", encoding="utf8")
     with pytest.raises(SystemExit, match="bad.json: not a result of `score`"):
         peer.main(["table", str(bad)])
+
+
+def test_spacy_baseline_beside_stanza_in_one_result_and_table(peer, files, tmp_path, capsys):
+    """`--system` takes any tagger's predictions on the gold words: spaCy's baseline as evaluate.py
+    writes it (a .spacy DocBin) is scored and tested against Both beside Stanza, and `table` gives
+    it its own row."""
+    spacy_pred = with_pos(GOLD, {(0, 1): "ADJ", (0, 2): "NOUN", (0, 3): "ADJ", (1, 1): "VERB", (1, 2): "NOUN"})
+    (tmp_path / "spacy.conllu").write_text(conllu(spacy_pred), encoding="utf8")
+    spacy_bin = tmp_path / "spacy.spacy"
+    DocBin(docs=list(read_conllu(tmp_path / "spacy.conllu", spacy.blank("xx").vocab)),
+           attrs=["ORTH", "SPACY", "TAG", "POS", "MORPH"]).to_disk(spacy_bin)
+    out = tmp_path / "s0.json"
+    peer.main(["score", "--gold", str(files["gold.conllu"]), "--train", str(files["train.conllu"]),
+               "--system", f"Stanza={files['stanza.conllu']}", "--system", f"spaCy={spacy_bin}",
+               "--both", str(files["both.spacy"]), "--n-samples", "20", "--output", str(out),
+               "--treebank", "UD_Toy", "--lang", "hu"])
+    result = json.loads(out.read_text(encoding="utf8"))
+    assert [row["name"] for row in result["systems"]] == ["Both", "Stanza", "spaCy"]
+    spacy_test = result["tests"][1]
+    # spaCy repeats Both's four errors and adds "slept": one discordant token, Both's
+    assert (spacy_test["b"], spacy_test["pos_only_a"], spacy_test["pos_only_b"]) == ("spaCy", 1, 0)
+    assert spacy_test["pos_acc_delta"] == pytest.approx(-0.1)
+    capsys.readouterr()
+    peer.main(["table", str(out)])
+    printed = capsys.readouterr().out
+    assert "| UD_Toy | spaCy | 1 | 50.00 | 100.00 | 0.00 | -10.00 (0 / 0 of 1) | +0.00 (0 / 0) | -33.33 (0 / 0) |  |" in printed
