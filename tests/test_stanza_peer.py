@@ -3,6 +3,9 @@ with the project's scorer, and McNemar against the Both tagger's predictions (a 
 on tiny hand-made files. Stanza itself is not needed (nor imported)."""
 import importlib.util
 import json
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -261,3 +264,39 @@ def test_spacy_baseline_beside_stanza_in_one_result_and_table(peer, files, tmp_p
     peer.main(["table", str(out)])
     printed = capsys.readouterr().out
     assert "| UD_Toy | spaCy | 1 | 50.00 | 100.00 | 0.00 | -10.00 (0 / 0 of 1) | +0.00 (0 / 0) | -33.33 (0 / 0) |  |" in printed
+
+
+def test_peer_table_script_finds_both_spacy_and_stanza_of_each_sample(files, tmp_path):
+    """scripts/peer_table.sh over a project laid out as the driver leaves it: Both chosen on dev is
+    preferred to the recipe's run, spaCy's run and Stanza's predictions of the same sample join it,
+    and a sample without a peer is left out."""
+    project = tmp_path / "project"
+    tb = "UD_Toy-TB"
+    (project / "corpus" / tb / "raw").mkdir(parents=True)
+    shutil.copyfile(files["gold.conllu"], project / "corpus" / tb / "raw" / "test.conllu")
+    (project / "corpus" / tb / "sources.json").write_text(json.dumps({"prefix": "hu_toy"}), encoding="utf8")
+    for seed in (0, 1):
+        shutil.copyfile(files["train.conllu"], project / "corpus" / tb / f"train.n5000.s{seed}.conllu")
+        run = project / "metrics" / f"{tb}_lowres" / f"n5000.s{seed}"
+        run.mkdir(parents=True)
+        shutil.copyfile(files["gold.conllu"].with_name("both.spacy"), run / "both.spacy")
+    # sample 0: a dev-chosen Both (Stanza's predictions, standing in), spaCy's run and Stanza's
+    chosen = project / "metrics" / f"{tb}_lowres-dev" / "n5000.s0"
+    chosen.mkdir(parents=True)
+    DocBin(docs=list(read_conllu(files["stanza.conllu"], spacy.blank("xx").vocab)),
+           attrs=["ORTH", "SPACY", "TAG", "POS", "MORPH"]).to_disk(chosen / "both.spacy")
+    shutil.copyfile(files["both.spacy"], project / "metrics" / f"{tb}_lowres" / "n5000.s0" / "spacy.spacy")
+    (project / "stanza" / "hu_s0_x").mkdir(parents=True)
+    shutil.copyfile(files["stanza.conllu"], project / "stanza" / "hu_s0_x" / "test.pred.conllu")
+    script = Path(__file__).resolve().parents[1] / "scripts" / "peer_table.sh"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # our python
+    done = subprocess.run(["bash", str(script), "table.md", "stanza"], cwd=project, capture_output=True, text=True,
+                          env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"metrics/{tb}_lowres-dev/n5000.s0/both.spacy" in done.stdout
+    assert "n5000.s1" not in done.stdout  # no peer ran on sample 1
+    table = (project / "table.md").read_text(encoding="utf8")
+    # Both here is Stanza's predictions (80.00); spaCy's run is the old Both (60.00); Stanza ties Both
+    assert f"| {tb} | Both | 1 | 80.00 |" in table
+    assert f"| {tb} | spaCy | 1 | 60.00 |" in table and f"| {tb} | Stanza | 1 | 80.00 |" in table
+    assert (project / "metrics" / "peers" / f"{tb}.n5000.s0.json").is_file()
