@@ -21,8 +21,6 @@ import numpy
 import spacy
 from spacy.tokens import Doc, DocBin
 
-from spacy_mimick.tagger.pytorch_tagger_model import head_offsets
-
 # UD's closed classes (universaldependencies.org/u/pos), less NUM: unseen numbers are common.
 CLOSED = ("ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ")
 
@@ -34,20 +32,16 @@ def measure(pipeline: Path, test: Path, train: Path, batch_size: int = 256) -> T
     tagger = nlp.get_pipe("mimick_tagger")
     gold = list(DocBin().from_disk(test).get_docs(nlp.vocab))
     train_words = {t.text for doc in DocBin().from_disk(train).get_docs(nlp.vocab) for t in doc}
-    values = tagger._heads[0][1]  # UPOS values, the first head
-    n_pos = head_offsets([len(v) for _, v in tagger._heads])[1]
+    values = tagger._heads[0][1]  # UPOS values: the first head, the first len(values) scores
     closed = [i for i, v in enumerate(values) if v in CLOSED]
     docs = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in gold]
-    for name, proc in nlp.pipeline:  # everything before the tagger (mimick_vectors)
-        if name == "mimick_tagger":
-            break
-        docs = list(proc.pipe(docs))
+    docs = list(nlp.pipe(docs, disable=["mimick_tagger"]))  # mimick_vectors, as the tagger reads them
     counts = numpy.zeros(7, dtype=int)
     for start in range(0, len(docs), batch_size):
         batch = docs[start:start + batch_size]
         tagger._set_featurizer()
         for doc, ref, scores in zip(batch, gold[start:start + batch_size], tagger.model.predict(batch)):
-            pos = numpy.asarray(scores)[:, :n_pos]
+            pos = numpy.asarray(scores)[:, :len(values)]
             unseen = numpy.array([t.text not in train_words for t in doc], dtype=bool)
             ruled = pos.copy()
             ruled[numpy.ix_(unseen, closed)] = -numpy.inf
@@ -62,6 +56,10 @@ def measure(pipeline: Path, test: Path, train: Path, batch_size: int = 256) -> T
     return tuple(int(c) for c in counts)
 
 
+def _pct(part: int, whole: int) -> float:
+    return 100 * part / whole if whole else float("nan")
+
+
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", help="PIPELINE,TEST.spacy,TRAIN.spacy")
@@ -73,9 +71,8 @@ def main(argv: List[str] = None) -> None:
         if len(parts) != 3:
             raise SystemExit(f"error: {run!r}: expected PIPELINE,TEST.spacy,TRAIN.spacy")
         n, right, right_ruled, n_unseen, unseen_right, unseen_ruled, unseen_closed = measure(*map(Path, parts))
-        pct = lambda a, b: 100 * a / b if b else float("nan")  # noqa: E731
-        print(f"| {parts[0]} | {pct(right, n):.2f} | {pct(right_ruled, n):.2f} | {pct(right_ruled - right, n):+.2f} | "
-              f"{pct(unseen_right, n_unseen):.2f} | {pct(unseen_ruled, n_unseen):.2f} | {n_unseen} | {unseen_closed} |",
+        print(f"| {parts[0]} | {_pct(right, n):.2f} | {_pct(right_ruled, n):.2f} | {_pct(right_ruled - right, n):+.2f} | "
+              f"{_pct(unseen_right, n_unseen):.2f} | {_pct(unseen_ruled, n_unseen):.2f} | {n_unseen} | {unseen_closed} |",
               flush=True)
 
 

@@ -21,7 +21,8 @@ for run in metrics/UD_*_lowres/n5000.s*; do
   both=metrics/${tb}_lowres-dev/$sample/both.spacy
   [ -s "$both" ] || both=$run/both.spacy
   [ -s "$both" ] || continue
-  lang=$(python -c "import json, sys; print(json.load(open(sys.argv[1]))['prefix'].split('_')[0])" "corpus/$tb/sources.json")
+  lang=$(python -c "import json, sys; sys.path.insert(0, sys.argv[1]); from data import prefix_language
+print(prefix_language(json.load(open(sys.argv[2]))['prefix']))" "$here/project" "corpus/$tb/sources.json")
   systems=()
   [ -s "$run/spacy.spacy" ] && systems+=(--system "spaCy=$run/spacy.spacy")
   stanza=$(ls "$runs"/"${lang}"_s"${seed}"_*/test.pred.conllu 2>/dev/null | head -n 1 || true)

@@ -40,8 +40,9 @@ project's packages. Nothing here imports ``stanza``.
   and system, the mean +- standard deviation over subsamples of UPOS accuracy, attribute
   micro-F1 and UPOS on the OOV tokens; against Both, the mean difference and in how many
   subsamples the system was significantly ahead of Both / behind it (p < ``--alpha``; McNemar's
-  test for UPOS, on all tokens and on the OOV ones, the bootstrapped Z-test for the attributes); and the paper's Both at 5,000
-  tokens (its Tables 2 and 3) beside Both's row, where the language has one.
+  test for UPOS, on all tokens and on the OOV ones, the bootstrapped Z-test for the attributes);
+  and the paper's Both at 5,000 tokens (its Tables 2 and 3) beside Both's row, where the language
+  has one.
 * ``words``: the lowercased word forms of CoNLL-U files, one a line, for
   ``python -m spacy_mimick extend --words-file``: a table with a Mimick row for every such form
   the table lacks, which Stanza can take as its pretrain (it looks words up lowercased).

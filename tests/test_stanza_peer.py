@@ -279,7 +279,7 @@ def test_peer_table_script_finds_both_spacy_and_stanza_of_each_sample(files, tmp
         shutil.copyfile(files["train.conllu"], project / "corpus" / tb / f"train.n5000.s{seed}.conllu")
         run = project / "metrics" / f"{tb}_lowres" / f"n5000.s{seed}"
         run.mkdir(parents=True)
-        shutil.copyfile(files["gold.conllu"].with_name("both.spacy"), run / "both.spacy")
+        shutil.copyfile(files["both.spacy"], run / "both.spacy")
     # sample 0: a dev-chosen Both (Stanza's predictions, standing in), spaCy's run and Stanza's
     chosen = project / "metrics" / f"{tb}_lowres-dev" / "n5000.s0"
     chosen.mkdir(parents=True)
