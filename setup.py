@@ -77,6 +77,9 @@ setup(
             "spacy_mimick.MimickVectors.v1 = spacy_mimick.vectors.mimick_vectors:create_mimick_vectors",
             "spacy_mimick.MimickVectors.v2 = spacy_mimick.vectors.mimick_vectors:create_mimick_vectors_v2",
         ],
+        "spacy_callbacks": [
+            "spacy_mimick.choose_unseen_penalty.v1 = spacy_mimick.tagger.unseen_words:make_choose_unseen_penalty",
+        ],
         "spacy_scorers": [
             "spacy_mimick.attribute_scorer.v1 = spacy_mimick.ud.scorer:make_attribute_scorer",
         ],

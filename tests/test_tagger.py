@@ -877,3 +877,57 @@ def test_spelling_correction_reads_the_table_word_of_a_typo(vectors_dir, tiny_mi
     loaded.get_pipe("mimick_tagger")(loaded.get_pipe("mimick_vectors")(loaded.make_doc("The goverment fell .")))
     assert loaded.get_pipe("mimick_tagger").model.get_ref("featurizer").attrs["spelling_correction"] is False
     assert spacy.load(tmp_path / "nlp").get_pipe("mimick_tagger").spelling_correction is True
+
+
+def test_unseen_penalty_changes_only_unseen_words_away_from_closed_classes(trained, vectors_dir):
+    """The hapax estimate comes from initialize and survives serialization; with the penalty
+    on, the tags of training words stay as they were, and unseen words stop getting the tags
+    that the sample shows almost never fall on new words."""
+    nlp, _, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    prior = tagger.cfg["unseen_pos_log_prior"]
+    assert prior["ADP"] < -1 and prior["DET"] < -1 and prior["NOUN"] > 0
+    fresh = _pipeline(vectors_dir, dropout=0.2)
+    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
+    assert fresh.get_pipe("mimick_tagger").cfg["unseen_pos_log_prior"] == pytest.approx(prior)
+    texts = [eg.predicted.text for eg in dev]
+    train_words = set(tagger.train_words)
+    plain = [t.pos_ for doc in nlp.pipe(texts) for t in doc]
+    tagger.unseen_penalty = 100.0
+    try:
+        docs = list(nlp.pipe(texts))
+    finally:
+        tagger.unseen_penalty = 0.0
+    tokens = [t for doc in docs for t in doc]
+    seen = [t.text in train_words for t in tokens]
+    assert [p for p, s in zip(plain, seen) if s] == [t.pos_ for t, s in zip(tokens, seen) if s]
+    strong = {pos for pos, value in prior.items() if value < -1}
+    assert any(p in strong for p, s in zip(plain, seen) if not s)  # the rule has something to change
+    assert not any(t.pos_ in strong for t, s in zip(tokens, seen) if not s)
+    with pytest.raises(ValueError, match="unseen_penalty"):
+        tagger.unseen_penalty = -1.0
+
+
+def test_choose_unseen_penalty_keeps_the_weight_best_on_dev(trained):
+    """The before_to_disk callback picks, of its weights, the one whose POS accuracy on the
+    corpus is highest (as nlp.evaluate measures it through the tagger's own decoding), the
+    first on a tie, and leaves it on the tagger."""
+    from spacy_mimick.tagger.unseen_words import make_choose_unseen_penalty
+
+    nlp, _, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    weights = [0.0, 1.0, 3.0, 100.0]
+    accuracy = {}
+    try:
+        for weight in weights:
+            tagger.unseen_penalty = weight
+            accuracy[weight] = nlp.evaluate(dev)["pos_acc"]
+        assert len(set(accuracy.values())) > 1  # the weights decode differently here
+        tagger.unseen_penalty = 0.5
+        assert make_choose_unseen_penalty(lambda _: iter(dev), weights=weights)(nlp) is nlp
+        best = max(accuracy.values())
+        assert tagger.unseen_penalty == next(w for w in weights if accuracy[w] == best)
+    finally:
+        tagger.unseen_penalty = 0.0
+    with pytest.raises(ValueError, match="weights"):
+        make_choose_unseen_penalty(lambda _: iter(dev), weights=[-1.0])

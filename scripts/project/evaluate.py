@@ -158,6 +158,9 @@ def main(argv: Optional[List[str]] = None) -> None:
             "words_per_second": round(n_test / result["seconds"], 1) if result["seconds"] else None,
             "scores": result["scores"],
         }
+        tagger = tagger_name(nlp)
+        if tagger:  # the decoding weight chosen on dev while training (unseen_words.py)
+            record["unseen_penalty"] = nlp.get_pipe(tagger).unseen_penalty
         attrs = ["ORTH", "SPACY", "TAG", "POS", "MORPH"] + (["HEAD", "DEP"] if component_name(nlp, "parser") else [])
         DocBin(docs=result["predicted"], attrs=attrs).to_disk(
             args.output_dir / f"{variant}.spacy"

@@ -112,6 +112,10 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
         choice = (metrics or {}).get("dev_choice")
         if choice:
             lines += [dev_choice_line(choice), ""]
+        if (metrics or {}).get("unseen_penalty"):
+            lines += [f"On words outside its training data the tagger lowers the tags that its training "
+                      f"sample shows rarely falling on new words (weight {metrics['unseen_penalty']:g}, "
+                      f"chosen on the dev set).", ""]
         lines += raw_text_lines(raw_text, scores)
         if segmentation:
             lines += [segmentation, ""]

@@ -32,6 +32,7 @@ from .pytorch_tagger_model import (
 from . import schedules  # noqa: F401  registers the lowres configs' schedule (also an entry point)
 from ..ud.scorer import score_attributes
 from .tagger_model import get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables
+from .unseen_words import hapax_pos_log_prior, penalty_vector
 
 POS_HEAD = "POS"
 NONE = 0  # index of the NONE value in every attribute head
@@ -192,6 +193,8 @@ class MimickTagger(TrainablePipe):
             "label_smoothing": float(label_smoothing),
             "adversarial": float(adversarial),
             "shapes": {},
+            "unseen_pos_log_prior": {},
+            "unseen_penalty": 0.0,
         }
         self.cfg = dict(sorted(cfg.items()))
         self.scorer = scorer
@@ -216,6 +219,22 @@ class MimickTagger(TrainablePipe):
     def train_words(self) -> List[str]:
         """Word forms seen in training (the paper's OOV = not among these)."""
         return get_train_words(self.model)
+
+    @property
+    def unseen_penalty(self) -> float:
+        """On a word outside the training vocabulary, each POS that falls on new words less
+        often than the average tag is lowered by this weight times log(P(new | tag) / P(new)),
+        estimated in initialize from the training data's hapax legomena
+        (``spacy_mimick/tagger/unseen_words.py``): a language's closed classes, as its own
+        sample shows them. Saved with the component (its cfg); 0.0 is off. The default recipe
+        chooses it on dev as it trains (``spacy_mimick.choose_unseen_penalty.v1``)."""
+        return float(self.cfg.get("unseen_penalty", 0.0))
+
+    @unseen_penalty.setter
+    def unseen_penalty(self, weight: float) -> None:
+        if not weight >= 0:
+            raise ValueError(f"{self.name}: unseen_penalty must be >= 0, got {weight!r}")
+        self.cfg["unseen_penalty"] = float(weight)
 
     @property
     def _heads(self) -> List[Tuple[str, List[str]]]:
@@ -250,8 +269,10 @@ class MimickTagger(TrainablePipe):
         feat_counts: Counter = Counter()  # (attr, value) -> tokens
         attr_counts: Counter = Counter()  # attr -> tokens with any value of it
         n_annotated = 0
+        tagged_forms: List[Tuple[str, str]] = []
         for example in get_examples():
             words.update(token.text for token in example.predicted)
+            tagged_forms.extend((token.text, token.pos_) for token in example.reference)
             for token in example.reference:
                 feats = token.morph.to_dict()
                 if not token.pos_ and not feats:
@@ -280,6 +301,7 @@ class MimickTagger(TrainablePipe):
         self.cfg["attr_weights"] = {
             attr: attr_counts[attr] / max(n_annotated, 1) for attr in self.cfg["labels_morph"]
         }
+        self.cfg["unseen_pos_log_prior"] = hapax_pos_log_prior(tagged_forms)
         # Add-one smoothed frequencies of each head's values: its initial output biases.
         value_counts = [[pos_counts[pos] for pos in self.cfg["labels_pos"]]]
         for attr, values in self.cfg["labels_morph"].items():
@@ -389,21 +411,45 @@ class MimickTagger(TrainablePipe):
         from disk brings back the attributes it was saved with)."""
         self.model.get_ref("featurizer").attrs["spelling_correction"] = self.spelling_correction
 
+    def scores(self, docs: Iterable[Doc]) -> List[Floats2d]:
+        """Return, per Doc, the network's (n_tokens, n_outputs) scores: every head's logits
+        side by side in the order of ``labels`` (POS first, then each attribute's NONE and
+        values), before any decoding. The Docs must have been through the components before
+        this one (``mimick_vectors``)."""
+        docs = list(docs)
+        if not any(len(doc) for doc in docs):
+            n_outputs = sum(len(values) for _, values in self._heads)
+            return [numpy.zeros((len(doc), n_outputs), dtype="float32") for doc in docs]
+        self._set_featurizer()
+        with torch_threads(self.n_threads):
+            return [numpy.asarray(s) for s in self.model.predict(docs)]
+
     def predict(self, docs: Iterable[Doc]) -> List[Ints2d]:
         """Return, per Doc, an (n_tokens, n_heads) array of value indices (POS first)."""
         docs = list(docs)
         n_heads = len(self._heads)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc), n_heads), dtype="int64") for doc in docs]
-        self._set_featurizer()
-        with torch_threads(self.n_threads):
-            scores = self.model.predict(docs)
-        flat = numpy.concatenate(scores)
+        flat = numpy.concatenate(self.scores(docs))
         offsets = head_offsets([len(values) for _, values in self._heads])
+        penalty = self._unseen_penalty()
+        if penalty is not None:
+            words = self.model.get_ref("featurizer").attrs["words"]
+            unseen = numpy.fromiter((token.text not in words for doc in docs for token in doc),
+                                    dtype=bool, count=len(flat))
+            flat[unseen, offsets[0]:offsets[1]] += penalty
         ids = numpy.stack(
             [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
         )
         return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
+
+    def _unseen_penalty(self) -> Optional[numpy.ndarray]:
+        """What ``unseen_penalty`` adds to an unseen word's POS scores, or None when off (or
+        for a pipeline saved before the estimate existed)."""
+        prior = self.cfg.get("unseen_pos_log_prior") or {}
+        if not self.unseen_penalty or not prior:
+            return None
+        return penalty_vector(prior, self.cfg["labels_pos"], self.unseen_penalty)
 
     def set_annotations(self, docs: Iterable[Doc], batch_ids: List[Ints2d]) -> None:
         """Set ``token.pos`` and ``token.morph`` (non-NONE attributes, normalized by spaCy)."""

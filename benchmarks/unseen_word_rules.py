@@ -1,0 +1,120 @@
+"""Decoding rules for words outside the training sample: do they help the tagger? No training.
+
+For each trained Both pipeline, scores the dev and test sets (gold words) once and decodes UPOS
+with each rule, on the tokens whose form the tagger did not see in training (the paper's OOV):
+
+- ``plain``: the best-scoring tag, as the tagger does;
+- ``closed``: UD's closed classes (ADP, AUX, CCONJ, DET, PART, PRON, SCONJ) ruled out;
+- ``prior L``: each tag's score raised by L x log(P(new | tag) / P(new)), the share of the tag's
+  training tokens whose form occurs once (``spacy_mimick.tagger.unseen_words``), estimated from
+  the run's own training sample;
+- ``penalty L``: the same, for the tags rarer than average on new words only (no tag raised):
+  the tagger's ``unseen_penalty``;
+- ``chosen on dev``: the penalty weight (of 0 and the ``--priors``) with the best dev POS, as the
+  default recipe's ``spacy_mimick.choose_unseen_penalty.v1`` chooses it while training.
+
+    python benchmarks/unseen_word_rules.py --priors 1,2,4 UD_Vietnamese-VTB:n5000.s0 [...]
+
+A run is TREEBANK:RUN (the project's layout: training/TREEBANK_lowres/RUN/both/model-best,
+corpus/TREEBANK/train.RUN.spacy, dev.spacy, test.spacy) or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy.
+
+Prints one table row per pipeline and rule: POS accuracy on dev and test, the difference to
+``plain``, the accuracy on unseen test tokens, and McNemar's p on test against ``plain``.
+"""
+import argparse
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import numpy
+import spacy
+from scipy.stats import binomtest
+from spacy.tokens import Doc, DocBin
+
+from spacy_mimick.tagger.unseen_words import choose_weight, hapax_pos_log_prior, penalty_vector
+
+# UD's closed classes (universaldependencies.org/u/pos), less NUM: unseen numbers are common.
+CLOSED = ("ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ")
+
+
+def pos_scores(nlp, docs: List[Doc], batch_size: int = 256) -> Tuple[numpy.ndarray, List[str]]:
+    """(n_tokens, n_pos) UPOS scores of the gold-word Docs, and the UPOS values in column order."""
+    tagger = nlp.get_pipe("mimick_tagger")
+    values = tagger.label_data["pos"]
+    words = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in docs]
+    words = list(nlp.pipe(words, disable=["mimick_tagger"]))  # mimick_vectors, as the tagger reads them
+    scores = [s[:, :len(values)] for i in range(0, len(words), batch_size)
+              for s in tagger.scores(words[i:i + batch_size])]
+    return numpy.concatenate(scores), values
+
+
+def rules(values: List[str], prior: Dict[str, float], weights: List[float]) -> Dict[str, numpy.ndarray]:
+    """Per rule, the vector added to an unseen token's UPOS scores."""
+    closed = numpy.array([0.0 if v not in CLOSED else -numpy.inf for v in values])
+    log_prior = numpy.array([prior.get(v, 0.0) for v in values])
+    out = {"plain": numpy.zeros(len(values)), "closed": closed}
+    out.update({f"prior {w:g}": w * log_prior for w in weights})
+    out.update({f"penalty {w:g}": penalty_vector(prior, values, w) for w in weights})
+    return out
+
+
+def evaluate(nlp, path: Path, train_words: set, shifts: Dict[str, numpy.ndarray]) -> Tuple[Dict[str, Tuple[numpy.ndarray, numpy.ndarray]], tuple]:
+    """Per rule, (right per annotated token, unseen per annotated token); and the (scores, gold
+    ids, unseen) that ``choose_weight`` reads."""
+    gold = list(DocBin().from_disk(path).get_docs(nlp.vocab))
+    scores, values = pos_scores(nlp, gold)
+    tokens = [t for d in gold for t in d]
+    keep = numpy.array([bool(t.pos_) for t in tokens])
+    unseen = numpy.array([t.text not in train_words for t in tokens])
+    gold_ids = numpy.array([values.index(t.pos_) if t.pos_ in values else -1 for t in tokens])
+    out = {}
+    for name, shift in shifts.items():
+        decoded = numpy.where(unseen[:, None], scores + shift, scores).argmax(axis=1)
+        out[name] = ((decoded == gold_ids)[keep], unseen[keep])
+    return out, (scores, numpy.where(keep, gold_ids, -1), unseen)
+
+
+def mcnemar_p(a: numpy.ndarray, b: numpy.ndarray) -> float:
+    """Exact McNemar test (two-sided binomial on the discordant tokens)."""
+    only_a, only_b = int((a & ~b).sum()), int((b & ~a).sum())
+    return 1.0 if only_a + only_b == 0 else binomtest(only_a, only_a + only_b).pvalue
+
+
+def main(argv: List[str] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="+", help="TREEBANK:RUN or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy")
+    parser.add_argument("--priors", default="1,2,4", help="weights L of the hapax prior")
+    args = parser.parse_args(argv)
+    weights = [float(w) for w in args.priors.split(",") if w]
+    print("| pipeline | rule | dev POS | − plain | test POS | − plain | unseen test POS | McNemar p (test) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for run in args.runs:
+        parts = run.split(",")
+        if len(parts) == 1 and run.count(":") == 1:
+            treebank, name = run.split(":")
+            corpus = Path("corpus") / treebank
+            parts = [f"training/{treebank}_lowres/{name}/both/model-best", corpus / f"train.{name}.spacy",
+                     corpus / "dev.spacy", corpus / "test.spacy"]
+        if len(parts) != 4:
+            raise SystemExit(f"error: {run!r}: expected TREEBANK:RUN or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy")
+        pipeline, train, dev, test = map(Path, parts)
+        nlp = spacy.load(pipeline)
+        train_words = set(nlp.get_pipe("mimick_tagger").train_words)
+        train_docs = DocBin().from_disk(train).get_docs(nlp.vocab)
+        prior = hapax_pos_log_prior((t.text, t.pos_) for d in train_docs for t in d)
+        shifts = rules(nlp.get_pipe("mimick_tagger").label_data["pos"], prior, weights)
+        (on_dev, dev_arrays), (on_test, _) = evaluate(nlp, dev, train_words, shifts), evaluate(nlp, test, train_words, shifts)
+        labels = nlp.get_pipe("mimick_tagger").label_data["pos"]
+        chosen, _ = choose_weight(*dev_arrays, prior, labels, [0.0] + weights)
+        name = "plain" if not chosen else f"penalty {chosen:g}"
+        on_dev[f"chosen on dev: {name}"], on_test[f"chosen on dev: {name}"] = on_dev[name], on_test[name]
+        base_dev, base_test = on_dev["plain"][0].mean(), on_test["plain"][0].mean()
+        for name in on_test:
+            (d_right, _), (t_right, t_unseen) = on_dev[name], on_test[name]
+            p = mcnemar_p(t_right, on_test["plain"][0])
+            print(f"| {pipeline} | {name} | {100 * d_right.mean():.2f} | {100 * (d_right.mean() - base_dev):+.2f} | "
+                  f"{100 * t_right.mean():.2f} | {100 * (t_right.mean() - base_test):+.2f} | "
+                  f"{100 * t_right[t_unseen].mean():.2f} | {p:.2g} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
