@@ -19,7 +19,8 @@ A run is TREEBANK:RUN (the project's layout: training/TREEBANK_lowres/RUN/both/m
 corpus/TREEBANK/train.RUN.spacy, dev.spacy, test.spacy) or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy.
 
 Prints one table row per pipeline and rule: POS accuracy on dev and test, the difference to
-``plain``, the accuracy on unseen test tokens, and McNemar's p on test against ``plain``.
+``plain``, the accuracy on unseen test tokens, and McNemar's p on test against ``plain``; then a
+summary, one row per run (test POS of ``plain``, ``closed`` and the weight chosen on dev).
 """
 import argparse
 from pathlib import Path
@@ -85,14 +86,15 @@ def main(argv: List[str] = None) -> None:
     parser.add_argument("--priors", default="1,2,4", help="weights L of the hapax prior")
     args = parser.parse_args(argv)
     weights = [float(w) for w in args.priors.split(",") if w]
+    summary = []
     print("| pipeline | rule | dev POS | − plain | test POS | − plain | unseen test POS | McNemar p (test) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for run in args.runs:
         parts = run.split(",")
         if len(parts) == 1 and run.count(":") == 1:
-            treebank, name = run.split(":")
+            treebank, unit = run.split(":")
             corpus = Path("corpus") / treebank
-            parts = [f"training/{treebank}_lowres/{name}/both/model-best", corpus / f"train.{name}.spacy",
+            parts = [f"training/{treebank}_lowres/{unit}/both/model-best", corpus / f"train.{unit}.spacy",
                      corpus / "dev.spacy", corpus / "test.spacy"]
         if len(parts) != 4:
             raise SystemExit(f"error: {run!r}: expected TREEBANK:RUN or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy")
@@ -105,15 +107,23 @@ def main(argv: List[str] = None) -> None:
         (on_dev, dev_arrays), (on_test, _) = evaluate(nlp, dev, train_words, shifts), evaluate(nlp, test, train_words, shifts)
         labels = nlp.get_pipe("mimick_tagger").label_data["pos"]
         chosen, _ = choose_weight(*dev_arrays, prior, labels, [0.0] + weights)
-        name = "plain" if not chosen else f"penalty {chosen:g}"
-        on_dev[f"chosen on dev: {name}"], on_test[f"chosen on dev: {name}"] = on_dev[name], on_test[name]
+        choice = "plain" if not chosen else f"penalty {chosen:g}"
+        on_dev[f"chosen on dev: {choice}"], on_test[f"chosen on dev: {choice}"] = on_dev[choice], on_test[choice]
         base_dev, base_test = on_dev["plain"][0].mean(), on_test["plain"][0].mean()
+        plain, closed, picked = on_test["plain"][0], on_test["closed"][0], on_test[choice][0]
+        summary.append(f"| {run} | {100 * base_test:.2f} | {100 * (closed.mean() - base_test):+.2f} "
+                       f"({mcnemar_p(closed, plain):.2g}) | {chosen:g} | {100 * (picked.mean() - base_test):+.2f} "
+                       f"({mcnemar_p(picked, plain):.2g}) |")
         for name in on_test:
             (d_right, _), (t_right, t_unseen) = on_dev[name], on_test[name]
             p = mcnemar_p(t_right, on_test["plain"][0])
             print(f"| {pipeline} | {name} | {100 * d_right.mean():.2f} | {100 * (d_right.mean() - base_dev):+.2f} | "
                   f"{100 * t_right.mean():.2f} | {100 * (t_right.mean() - base_test):+.2f} | "
                   f"{100 * t_right[t_unseen].mean():.2f} | {p:.2g} |", flush=True)
+    print("\nSummary, test POS (McNemar p against plain):\n")
+    print("| run | plain | closed − plain | weight chosen on dev | chosen − plain |")
+    print("|---|---:|---:|---:|---:|")
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":

@@ -4,8 +4,10 @@
 # path ran with its candidates; else the recipe's run, metrics/<tb>_lowres), spaCy's tagger +
 # morphologizer on the same sample (metrics/<tb>_lowres/n5000.sS/spacy.spacy) and Stanza's tagger
 # (STANZA_RUNS/<lang>_sS_*/test.pred.conllu, made by scripts/stanza_peer.py train / predict).
-# Each sample with Both and at least one peer is scored by `stanza_peer.py score` (the project's
-# scorer, McNemar / bootstrap against Both) into metrics/peers/, then `stanza_peer.py table`.
+# A treebank with fewer than 5,000 training tokens (Kazakh KTB: 4,949) has its full-data run
+# (n0.sS, n_train_tokens <= 5,000 in Both's metrics) in the table instead. Each sample with Both
+# and at least one peer is scored by `stanza_peer.py score` (the project's scorer, McNemar /
+# bootstrap against Both) into metrics/peers/, then `stanza_peer.py table`.
 #
 #   scripts/peer_table.sh OUT.md [STANZA_RUNS]     (STANZA_RUNS default: stanza_runs)
 set -euo pipefail
@@ -14,10 +16,15 @@ runs=${2:-stanza_runs}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p metrics/peers
 scores=()
-for run in metrics/UD_*_lowres/n5000.s*; do
+for run in metrics/UD_*_lowres/n5000.s* metrics/UD_*_lowres/n0.s*; do
   [ -d "$run" ] || continue
   tb=$(basename "$(dirname "$run")"); tb=${tb%_lowres}
-  sample=$(basename "$run"); seed=${sample#n5000.s}
+  sample=$(basename "$run"); seed=${sample##*.s}
+  if [ "${sample%%.*}" = n0 ]; then
+    small=$(python -c "import json, sys; print(int(json.load(open(sys.argv[1]))['n_train_tokens'] <= 5000))" \
+      "$run/both.json" 2>/dev/null || echo 0)
+    [ "$small" = 1 ] || continue
+  fi
   both=metrics/${tb}_lowres-dev/$sample/both.spacy
   [ -s "$both" ] || both=$run/both.spacy
   [ -s "$both" ] || continue

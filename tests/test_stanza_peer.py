@@ -269,7 +269,8 @@ def test_spacy_baseline_beside_stanza_in_one_result_and_table(peer, files, tmp_p
 def test_peer_table_script_finds_both_spacy_and_stanza_of_each_sample(files, tmp_path):
     """scripts/peer_table.sh over a project laid out as the driver leaves it: Both chosen on dev is
     preferred to the recipe's run, spaCy's run and Stanza's predictions of the same sample join it,
-    and a sample without a peer is left out."""
+    a sample without a peer is left out, and a full-data run stands for a treebank only where it
+    has under 5,000 training tokens."""
     project = tmp_path / "project"
     tb = "UD_Toy-TB"
     (project / "corpus" / tb / "raw").mkdir(parents=True)
@@ -288,6 +289,17 @@ def test_peer_table_script_finds_both_spacy_and_stanza_of_each_sample(files, tmp
     shutil.copyfile(files["both.spacy"], project / "metrics" / f"{tb}_lowres" / "n5000.s0" / "spacy.spacy")
     (project / "stanza" / "hu_s0_x").mkdir(parents=True)
     shutil.copyfile(files["stanza.conllu"], project / "stanza" / "hu_s0_x" / "test.pred.conllu")
+    # Full-data runs: in the table for a treebank under 5,000 training tokens only.
+    for small_tb, n_train in (("UD_Tiny-TB", 4949), ("UD_Big-TB", 20000)):
+        (project / "corpus" / small_tb / "raw").mkdir(parents=True)
+        shutil.copyfile(files["gold.conllu"], project / "corpus" / small_tb / "raw" / "test.conllu")
+        (project / "corpus" / small_tb / "sources.json").write_text(json.dumps({"prefix": "kk"}), encoding="utf8")
+        shutil.copyfile(files["train.conllu"], project / "corpus" / small_tb / "train.n0.s0.conllu")
+        run = project / "metrics" / f"{small_tb}_lowres" / "n0.s0"
+        run.mkdir(parents=True)
+        (run / "both.json").write_text(json.dumps({"n_train_tokens": n_train}), encoding="utf8")
+        for name in ("both.spacy", "spacy.spacy"):
+            shutil.copyfile(files["both.spacy"], run / name)
     script = Path(__file__).resolve().parents[1] / "scripts" / "peer_table.sh"
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}  # our python
     done = subprocess.run(["bash", str(script), "table.md", "stanza"], cwd=project, capture_output=True, text=True,
@@ -300,3 +312,5 @@ def test_peer_table_script_finds_both_spacy_and_stanza_of_each_sample(files, tmp
     assert f"| {tb} | Both | 1 | 80.00 |" in table
     assert f"| {tb} | spaCy | 1 | 60.00 |" in table and f"| {tb} | Stanza | 1 | 80.00 |" in table
     assert (project / "metrics" / "peers" / f"{tb}.n5000.s0.json").is_file()
+    assert "| UD_Tiny-TB | Both | 1 |" in table and "| UD_Tiny-TB | spaCy | 1 |" in table
+    assert "UD_Big-TB" not in table and "UD_Big-TB" not in done.stdout
