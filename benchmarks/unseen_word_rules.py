@@ -19,7 +19,8 @@ A run is TREEBANK:RUN (the project's layout: training/TREEBANK_lowres/RUN/both/m
 corpus/TREEBANK/train.RUN.spacy, dev.spacy, test.spacy) or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy.
 
 Prints one table row per pipeline and rule: POS accuracy on dev and test, the difference to
-``plain``, the accuracy on unseen test tokens, and McNemar's p on test against ``plain``; then a
+``plain``, the accuracy on unseen test tokens, and McNemar's p on test against ``plain`` (the
+project's test, ``spacy_mimick.ud.significance.mcnemar``, as ``significance.py`` runs it); then a
 summary, one row per run (test POS of ``plain``, ``closed`` and the weight chosen on dev).
 """
 import argparse
@@ -28,24 +29,23 @@ from typing import Dict, List, Tuple
 
 import numpy
 import spacy
-from scipy.stats import binomtest
 from spacy.tokens import Doc, DocBin
 
-from spacy_mimick.tagger.unseen_words import choose_weight, hapax_pos_log_prior, penalty_vector
+from spacy_mimick.tagger.unseen_words import choose_weight, decode_pos, hapax_pos_log_prior, penalty_vector
+from spacy_mimick.ud.significance import mcnemar
 
 # UD's closed classes (universaldependencies.org/u/pos), less NUM: unseen numbers are common.
 CLOSED = ("ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ")
 
 
-def pos_scores(nlp, docs: List[Doc], batch_size: int = 256) -> Tuple[numpy.ndarray, List[str]]:
-    """(n_tokens, n_pos) UPOS scores of the gold-word Docs, and the UPOS values in column order."""
+def pos_scores(nlp, docs: List[Doc], values: List[str], batch_size: int = 256) -> numpy.ndarray:
+    """(n_tokens, len(values)) UPOS scores of the gold-word Docs (``values``: the tagger's UPOS
+    values, in column order)."""
     tagger = nlp.get_pipe("mimick_tagger")
-    values = tagger.label_data["pos"]
     words = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in docs]
     words = list(nlp.pipe(words, disable=["mimick_tagger"]))  # mimick_vectors, as the tagger reads them
-    scores = [s[:, :len(values)] for i in range(0, len(words), batch_size)
-              for s in tagger.scores(words[i:i + batch_size])]
-    return numpy.concatenate(scores), values
+    return numpy.concatenate([s[:, :len(values)] for i in range(0, len(words), batch_size)
+                              for s in tagger.scores(words[i:i + batch_size])])
 
 
 def rules(values: List[str], prior: Dict[str, float], weights: List[float]) -> Dict[str, numpy.ndarray]:
@@ -58,26 +58,18 @@ def rules(values: List[str], prior: Dict[str, float], weights: List[float]) -> D
     return out
 
 
-def evaluate(nlp, path: Path, train_words: set, shifts: Dict[str, numpy.ndarray]) -> Tuple[Dict[str, Tuple[numpy.ndarray, numpy.ndarray]], tuple]:
+def evaluate(nlp, path: Path, values: List[str], shifts: Dict[str, numpy.ndarray]) -> Tuple[Dict[str, Tuple[numpy.ndarray, numpy.ndarray]], tuple]:
     """Per rule, (right per annotated token, unseen per annotated token); and the (scores, gold
     ids, unseen) that ``choose_weight`` reads."""
     gold = list(DocBin().from_disk(path).get_docs(nlp.vocab))
-    scores, values = pos_scores(nlp, gold)
+    scores = pos_scores(nlp, gold, values)
     tokens = [t for d in gold for t in d]
     keep = numpy.array([bool(t.pos_) for t in tokens])
-    unseen = numpy.array([t.text not in train_words for t in tokens])
+    unseen = nlp.get_pipe("mimick_tagger").unseen_tokens(gold)
     gold_ids = numpy.array([values.index(t.pos_) if t.pos_ in values else -1 for t in tokens])
-    out = {}
-    for name, shift in shifts.items():
-        decoded = numpy.where(unseen[:, None], scores + shift, scores).argmax(axis=1)
-        out[name] = ((decoded == gold_ids)[keep], unseen[keep])
+    out = {name: ((decode_pos(scores, unseen, shift) == gold_ids)[keep], unseen[keep])
+           for name, shift in shifts.items()}
     return out, (scores, numpy.where(keep, gold_ids, -1), unseen)
-
-
-def mcnemar_p(a: numpy.ndarray, b: numpy.ndarray) -> float:
-    """Exact McNemar test (two-sided binomial on the discordant tokens)."""
-    only_a, only_b = int((a & ~b).sum()), int((b & ~a).sum())
-    return 1.0 if only_a + only_b == 0 else binomtest(only_a, only_a + only_b).pvalue
 
 
 def main(argv: List[str] = None) -> None:
@@ -100,23 +92,24 @@ def main(argv: List[str] = None) -> None:
             raise SystemExit(f"error: {run!r}: expected TREEBANK:RUN or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy")
         pipeline, train, dev, test = map(Path, parts)
         nlp = spacy.load(pipeline)
-        train_words = set(nlp.get_pipe("mimick_tagger").train_words)
+        labels = nlp.get_pipe("mimick_tagger").label_data["pos"]
+        # From the training file, not the tagger's cfg: pipelines trained before the estimate
+        # was stored have none.
         train_docs = DocBin().from_disk(train).get_docs(nlp.vocab)
         prior = hapax_pos_log_prior((t.text, t.pos_) for d in train_docs for t in d)
-        shifts = rules(nlp.get_pipe("mimick_tagger").label_data["pos"], prior, weights)
-        (on_dev, dev_arrays), (on_test, _) = evaluate(nlp, dev, train_words, shifts), evaluate(nlp, test, train_words, shifts)
-        labels = nlp.get_pipe("mimick_tagger").label_data["pos"]
+        shifts = rules(labels, prior, weights)
+        (on_dev, dev_arrays), (on_test, _) = evaluate(nlp, dev, labels, shifts), evaluate(nlp, test, labels, shifts)
         chosen, _ = choose_weight(*dev_arrays, prior, labels, [0.0] + weights)
         choice = "plain" if not chosen else f"penalty {chosen:g}"
         on_dev[f"chosen on dev: {choice}"], on_test[f"chosen on dev: {choice}"] = on_dev[choice], on_test[choice]
         base_dev, base_test = on_dev["plain"][0].mean(), on_test["plain"][0].mean()
         plain, closed, picked = on_test["plain"][0], on_test["closed"][0], on_test[choice][0]
         summary.append(f"| {run} | {100 * base_test:.2f} | {100 * (closed.mean() - base_test):+.2f} "
-                       f"({mcnemar_p(closed, plain):.2g}) | {chosen:g} | {100 * (picked.mean() - base_test):+.2f} "
-                       f"({mcnemar_p(picked, plain):.2g}) |")
+                       f"({mcnemar(closed, plain)[1]:.2g}) | {chosen:g} | {100 * (picked.mean() - base_test):+.2f} "
+                       f"({mcnemar(picked, plain)[1]:.2g}) |")
         for name in on_test:
             (d_right, _), (t_right, t_unseen) = on_dev[name], on_test[name]
-            p = mcnemar_p(t_right, on_test["plain"][0])
+            p = mcnemar(t_right, on_test["plain"][0])[1]
             print(f"| {pipeline} | {name} | {100 * d_right.mean():.2f} | {100 * (d_right.mean() - base_dev):+.2f} | "
                   f"{100 * t_right.mean():.2f} | {100 * (t_right.mean() - base_test):+.2f} | "
                   f"{100 * t_right[t_unseen].mean():.2f} | {p:.2g} |", flush=True)

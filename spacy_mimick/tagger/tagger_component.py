@@ -324,12 +324,7 @@ class MimickTagger(TrainablePipe):
         if uses_mimick and nlp is not None:
             # The sample goes through the featurizer, which needs the Mimick predictions
             # that the components before this one (mimick_vectors) add.
-            for name, proc in nlp.pipeline:
-                if name == self.name:
-                    break
-                # Function components have no pipe method.
-                doc_sample = (list(proc.pipe(doc_sample)) if hasattr(proc, "pipe")
-                              else [proc(doc) for doc in doc_sample])
+            doc_sample = through_components_before(nlp, self.name, doc_sample)
         self._set_featurizer()
         self.model.initialize(X=doc_sample)
 
@@ -434,14 +429,17 @@ class MimickTagger(TrainablePipe):
         offsets = head_offsets([len(values) for _, values in self._heads])
         penalty = self._unseen_penalty()
         if penalty is not None:
-            words = self.model.get_ref("featurizer").attrs["words"]
-            unseen = numpy.fromiter((token.text not in words for doc in docs for token in doc),
-                                    dtype=bool, count=len(flat))
-            flat[unseen, offsets[0]:offsets[1]] += penalty
+            flat[self.unseen_tokens(docs), offsets[0]:offsets[1]] += penalty
         ids = numpy.stack(
             [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
         )
         return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
+
+    def unseen_tokens(self, docs: Iterable[Doc]) -> numpy.ndarray:
+        """One bool per token of ``docs`` (in order): its form is not in the training vocabulary
+        (the paper's OOV, the tokens ``unseen_penalty`` applies to)."""
+        words = self.model.get_ref("featurizer").attrs["words"]
+        return numpy.array([token.text not in words for doc in docs for token in doc], dtype=bool)
 
     def _unseen_penalty(self) -> Optional[numpy.ndarray]:
         """What ``unseen_penalty`` adds to an unseen word's POS scores, or None when off (or
@@ -646,6 +644,17 @@ class MimickTagger(TrainablePipe):
             self.model.from_bytes(data)
         except AttributeError:
             raise ValueError(Errors.E149) from None
+
+
+def through_components_before(nlp: Language, name: str, docs: List[Doc]) -> List[Doc]:
+    """``docs`` run through the components of ``nlp`` that come before ``name`` (Mimick's
+    vectors, which the tagger's featurizer reads)."""
+    for other, proc in nlp.pipeline:
+        if other == name:
+            break
+        # Function components have no pipe method.
+        docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+    return docs
 
 
 def _log_softmax(logits: Floats2d) -> Floats2d:

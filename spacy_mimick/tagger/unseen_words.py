@@ -56,6 +56,11 @@ def penalty_vector(prior: Dict[str, float], labels: Sequence[str], weight: float
     return (weight * numpy.minimum([prior.get(label, 0.0) for label in labels], 0.0)).astype("float32")
 
 
+def decode_pos(pos_scores: numpy.ndarray, unseen: numpy.ndarray, shift: numpy.ndarray) -> numpy.ndarray:
+    """The POS column of each row of ``pos_scores``, ``shift`` added to the ``unseen`` rows."""
+    return numpy.where(unseen[:, None], pos_scores + shift, pos_scores).argmax(axis=1)
+
+
 def choose_weight(
     pos_scores: numpy.ndarray, gold: numpy.ndarray, unseen: numpy.ndarray, prior: Dict[str, float],
     labels: Sequence[str], weights: Sequence[float] = PENALTY_WEIGHTS,
@@ -66,8 +71,8 @@ def choose_weight(
     keep = gold >= 0
     accuracies = []
     for weight in weights:
-        shifted = numpy.where(unseen[:, None], pos_scores + penalty_vector(prior, labels, weight), pos_scores)
-        accuracies.append(float((shifted.argmax(axis=1) == gold)[keep].mean()) if keep.any() else 0.0)
+        decoded = decode_pos(pos_scores, unseen, penalty_vector(prior, labels, weight))
+        accuracies.append(float((decoded == gold)[keep].mean()) if keep.any() else 0.0)
     return weights[int(numpy.argmax(accuracies))], accuracies
 
 
@@ -87,6 +92,8 @@ def make_choose_unseen_penalty(
     cache: Dict[str, object] = {}
 
     def before_to_disk(nlp: Language) -> Language:
+        from .tagger_component import through_components_before  # it imports this module
+
         tagger = nlp.get_pipe(component)
         prior = tagger.cfg.get("unseen_pos_log_prior") or {}
         if not prior:
@@ -94,18 +101,13 @@ def make_choose_unseen_penalty(
         labels = list(tagger.cfg["labels_pos"])
         if cache.get("vocab") is not nlp.vocab:
             examples = list(corpus(nlp))
-            docs = [eg.predicted for eg in examples]
-            for name, proc in nlp.pipeline:
-                if name == component:
-                    break
-                docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+            docs = through_components_before(nlp, component, [eg.predicted for eg in examples])
             index = {label: i for i, label in enumerate(labels)}
             gold = [index.get(pos, -1) if pos else -1
                     for eg in examples for pos in eg.get_aligned("POS", as_string=True)]
             cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold))
         docs = cache["docs"]
-        words = set(tagger.train_words)
-        unseen = numpy.array([token.text not in words for doc in docs for token in doc], dtype=bool)
+        unseen = tagger.unseen_tokens(docs)
         scores = [s[:, :len(labels)] for start in range(0, len(docs), 256)
                   for s in tagger.scores(docs[start:start + 256])]
         if scores:
