@@ -31,7 +31,9 @@ from .pytorch_tagger_model import (
 )
 from . import schedules  # noqa: F401  registers the lowres configs' schedule (also an entry point)
 from ..ud.scorer import score_attributes
-from .tagger_model import get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables
+from .tagger_model import (
+    get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables, through_components_before,
+)
 from .unseen_words import hapax_pos_log_prior, penalty_vector
 
 POS_HEAD = "POS"
@@ -644,17 +646,6 @@ class MimickTagger(TrainablePipe):
             self.model.from_bytes(data)
         except AttributeError:
             raise ValueError(Errors.E149) from None
-
-
-def through_components_before(nlp: Language, name: str, docs: List[Doc]) -> List[Doc]:
-    """``docs`` run through the components of ``nlp`` that come before ``name`` (Mimick's
-    vectors, which the tagger's featurizer reads)."""
-    for other, proc in nlp.pipeline:
-        if other == name:
-            break
-        # Function components have no pipe method.
-        docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
-    return docs
 
 
 def _log_softmax(logits: Floats2d) -> Floats2d:

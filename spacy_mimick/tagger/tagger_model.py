@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy
 import spacy
 import torch
+from spacy.language import Language
 from spacy.tokens import Doc, Token
 from spacy.vectors import Mode, Vectors
 from thinc.api import ArgsKwargs, Model, PyTorchShim, PyTorchWrapper_v2, chain
@@ -312,6 +313,17 @@ def set_tagger_shapes(
         net.set_dim(name, value, force=True)
     net.attrs["head_sizes"] = list(head_sizes)
     net.attrs["head_priors"] = None if head_priors is None else [list(p) for p in head_priors]
+
+
+def through_components_before(nlp: Language, name: str, docs: List[Doc]) -> List[Doc]:
+    """``docs`` run through the components of ``nlp`` that come before ``name`` (Mimick's
+    vectors, which the featurizer reads)."""
+    for other, proc in nlp.pipeline:
+        if other == name:
+            break
+        # Function components have no pipe method.
+        docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+    return docs
 
 
 def get_train_words(model: Model) -> List[str]:

@@ -21,6 +21,8 @@ import spacy
 from spacy.language import Language
 from spacy.training import Example
 
+from .tagger_model import through_components_before
+
 # The weights the default recipe chooses among on dev, the plain decoding first (it wins ties).
 PENALTY_WEIGHTS = (0.0, 1.0, 2.0, 4.0)
 
@@ -92,8 +94,6 @@ def make_choose_unseen_penalty(
     cache: Dict[str, object] = {}
 
     def before_to_disk(nlp: Language) -> Language:
-        from .tagger_component import through_components_before  # it imports this module
-
         tagger = nlp.get_pipe(component)
         prior = tagger.cfg.get("unseen_pos_log_prior") or {}
         if not prior:
