@@ -931,3 +931,60 @@ def test_choose_unseen_penalty_keeps_the_weight_best_on_dev(trained):
         tagger.unseen_penalty = 0.0
     with pytest.raises(ValueError, match="weights"):
         make_choose_unseen_penalty(lambda _: iter(dev), weights=[-1.0])
+
+
+def test_seen_word_prior_changes_only_training_words_towards_their_training_tags(trained, vectors_dir):
+    """initialize keeps each training word's POS counts (they survive serialization); with the
+    prior on, unseen words keep their tags, and a training word whose counts hold one tag only
+    gets that tag."""
+    nlp, train, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    counts = tagger.cfg["seen_pos_counts"]
+    assert counts["the"]["DET"] > 100 and sum(counts["that"].values()) > 10 and len(counts["that"]) > 1
+    fresh = _pipeline(vectors_dir, dropout=0.2)
+    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
+    assert fresh.get_pipe("mimick_tagger").cfg["seen_pos_counts"] == counts
+    texts = [eg.predicted.text for eg in dev]
+    plain = [t.pos_ for doc in nlp.pipe(texts) for t in doc]
+    tagger.seen_word_prior = 100.0
+    try:
+        docs = list(nlp.pipe(texts))
+    finally:
+        tagger.seen_word_prior = 0.0
+    tokens = [t for doc in docs for t in doc]
+    seen = [t.text in counts for t in tokens]
+    assert [p for p, s in zip(plain, seen) if not s] == [t.pos_ for t, s in zip(tokens, seen) if not s]
+    one_tag = [(t, next(iter(counts[t.text]))) for t in tokens if t.text in counts and len(counts[t.text]) == 1]
+    assert any(plain[i] != t.pos_ for i, t in enumerate(tokens) if t.text in counts)  # something changed
+    assert all(t.pos_ == tag for t, tag in one_tag)
+    with pytest.raises(ValueError, match="seen_word_prior"):
+        tagger.seen_word_prior = -1.0
+
+
+def test_choose_word_priors_keeps_the_weights_best_on_dev(trained):
+    """The default recipe's before_to_disk callback sets both weights to the pair whose POS
+    accuracy on the corpus is highest, as nlp.evaluate measures it through the tagger's own
+    decoding (the first listed on a tie)."""
+    from spacy_mimick.tagger.seen_words import make_choose_word_priors
+
+    nlp, _, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    unseen_weights, seen_weights = [0.0, 1.0, 100.0], [0.0, 0.5, 2.0, 100.0]
+    accuracy = {}
+    try:
+        for u in unseen_weights:
+            for s in seen_weights:
+                tagger.unseen_penalty, tagger.seen_word_prior = u, s
+                accuracy[u, s] = nlp.evaluate(dev)["pos_acc"]
+        assert len({a for (u, s), a in accuracy.items() if u == 0.0}) > 1  # the seen weights differ here
+        tagger.unseen_penalty, tagger.seen_word_prior = 0.5, 0.5
+        callback = make_choose_word_priors(lambda _: iter(dev), unseen_weights=unseen_weights, seen_weights=seen_weights)
+        assert callback(nlp) is nlp
+        best = max(accuracy.values())
+        assert accuracy[tagger.unseen_penalty, tagger.seen_word_prior] == pytest.approx(best)
+        assert tagger.unseen_penalty == next(u for u in unseen_weights if any(
+            accuracy[u, s] == pytest.approx(best) for s in seen_weights))
+    finally:
+        tagger.unseen_penalty, tagger.seen_word_prior = 0.0, 0.0
+    with pytest.raises(ValueError, match="seen_weights"):
+        make_choose_word_priors(lambda _: iter(dev), seen_weights=[])

@@ -37,7 +37,7 @@ PAPER_RECIPE: Dict[str, Any] = {
     "training.patience": 5000,
     "training.optimizer.use_averages": False,
     "training.optimizer.learn_rate": 0.005,  # replaces the warm-up + linear decay schedule
-    "training.before_to_disk": None,  # the paper's decoding: no unseen_penalty chosen on dev
+    "training.before_to_disk": None,  # the paper's decoding: no word priors chosen on dev
 }
 
 

@@ -34,6 +34,7 @@ from ..ud.scorer import score_attributes
 from .tagger_model import (
     get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables, through_components_before,
 )
+from .seen_words import pos_counts_by_form, seen_log_prior, seen_rows, seen_shift
 from .unseen_words import hapax_pos_log_prior, penalty_vector
 
 POS_HEAD = "POS"
@@ -197,6 +198,8 @@ class MimickTagger(TrainablePipe):
             "shapes": {},
             "unseen_pos_log_prior": {},
             "unseen_penalty": 0.0,
+            "seen_pos_counts": {},
+            "seen_word_prior": 0.0,
         }
         self.cfg = dict(sorted(cfg.items()))
         self.scorer = scorer
@@ -237,6 +240,33 @@ class MimickTagger(TrainablePipe):
         if not weight >= 0:
             raise ValueError(f"{self.name}: unseen_penalty must be >= 0, got {weight!r}")
         self.cfg["unseen_penalty"] = float(weight)
+
+    @property
+    def seen_word_prior(self) -> float:
+        """On a word seen in training, each POS score is raised by this weight times
+        log((c_t + p_t) / (n + 1)): c_t of the word's n annotated training tokens had the tag,
+        p_t is the tag's share of the training data (``spacy_mimick/tagger/seen_words.py``; the
+        counts are kept in the cfg by initialize). Saved with the component; 0.0 is off. The
+        default recipe chooses it on dev as it trains (``spacy_mimick.choose_word_priors.v1``)."""
+        return float(self.cfg.get("seen_word_prior", 0.0))
+
+    @seen_word_prior.setter
+    def seen_word_prior(self, weight: float) -> None:
+        if not weight >= 0:
+            raise ValueError(f"{self.name}: seen_word_prior must be >= 0, got {weight!r}")
+        self.cfg["seen_word_prior"] = float(weight)
+
+    def seen_log_prior(self) -> Tuple[Dict[str, int], numpy.ndarray]:
+        """(form -> row, matrix) of the training words' log POS prior, columns in the order of
+        the POS labels (:func:`~spacy_mimick.tagger.seen_words.seen_log_prior`), built from the
+        cfg's counts once (empty for a pipeline saved before the counts existed)."""
+        counts = self.cfg.get("seen_pos_counts") or {}
+        labels = list(self.cfg["labels_pos"])
+        cached = getattr(self, "_seen_log_prior", None)
+        # The cache keeps the counts object itself: a cfg loaded or initialized again brings new ones.
+        if cached is None or cached[0] is not counts or cached[1] != labels:
+            cached = self._seen_log_prior = (counts, labels, seen_log_prior(counts, labels))
+        return cached[2]
 
     @property
     def _heads(self) -> List[Tuple[str, List[str]]]:
@@ -304,6 +334,7 @@ class MimickTagger(TrainablePipe):
             attr: attr_counts[attr] / max(n_annotated, 1) for attr in self.cfg["labels_morph"]
         }
         self.cfg["unseen_pos_log_prior"] = hapax_pos_log_prior(tagged_forms)
+        self.cfg["seen_pos_counts"] = pos_counts_by_form(tagged_forms)
         # Add-one smoothed frequencies of each head's values: its initial output biases.
         value_counts = [[pos_counts[pos] for pos in self.cfg["labels_pos"]]]
         for attr, values in self.cfg["labels_morph"].items():
@@ -432,6 +463,11 @@ class MimickTagger(TrainablePipe):
         penalty = self._unseen_penalty()
         if penalty is not None:
             flat[self.unseen_tokens(docs), offsets[0]:offsets[1]] += penalty
+        if self.seen_word_prior:
+            forms, log_prior = self.seen_log_prior()
+            if len(forms):
+                rows = seen_rows(forms, [token.text for doc in docs for token in doc])
+                flat[:, offsets[0]:offsets[1]] += seen_shift(log_prior, rows, self.seen_word_prior)
         ids = numpy.stack(
             [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
         )

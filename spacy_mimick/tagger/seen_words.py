@@ -1,0 +1,144 @@
+"""What the training sample says about the words it contains, and the decoding rule built on it:
+``seen_word_prior``, its weight chosen on dev together with ``unseen_penalty``.
+
+A tagger trained on a few thousand tokens is regularized hard (dropout, word dropout, label
+smoothing) so that it tags new words well; on the words it has seen, it then often gives a tag
+that the sample never shows on that word (the Vietnamese adposition ``ở`` tagged VERB, a seen
+noun tagged PROPN). Classic taggers keep a lexicon of the tags seen with each word (a tag
+dictionary; the emission model of HMM taggers). Here it is a soft prior: on a word seen in
+training with n annotated tokens, c_t of them with tag t, each POS score is raised by
+``seen_word_prior`` x log((c_t + p_t) / (n + 1)), p_t the sample's add-one smoothed tag
+distribution (one pseudo-token; fixed before any measurement). A weight of 0 is the plain
+decoding.
+
+Measured (docs/low_resource.md, ``benchmarks/seen_word_prior.py``): on the saved 5,000-token Both
+models of every treebank the prior helps at the weights chosen on dev in most runs, so the
+default recipe chooses its weight on each run's dev set together with the penalty on unseen
+words (``spacy_mimick.choose_word_priors.v1``, the default recipe's ``[training.before_to_disk]``).
+The two rules change disjoint tokens (seen, unseen), so each weight is chosen on its own tokens.
+"""
+from collections import Counter
+from typing import Callable, Dict, Iterable, List, Mapping, Sequence, Tuple
+
+import numpy
+import spacy
+from spacy.language import Language
+from spacy.training import Example
+
+from .tagger_model import through_components_before
+from .unseen_words import PENALTY_WEIGHTS, penalty_vector
+
+# The weights the default recipe chooses among on dev, the plain decoding first (it wins ties).
+PRIOR_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
+
+
+def pos_counts_by_form(tokens: Iterable[Tuple[str, str]]) -> Dict[str, Dict[str, int]]:
+    """{form: {POS: tokens}} over ``tokens`` ((form, pos) pairs of the training data; tokens
+    without a POS left out)."""
+    counts: Dict[str, Counter] = {}
+    for form, pos in tokens:
+        if pos:
+            counts.setdefault(form, Counter())[pos] += 1
+    return {form: dict(sorted(c.items())) for form, c in sorted(counts.items())}
+
+
+def seen_log_prior(counts: Mapping[str, Mapping[str, int]], labels: Sequence[str]) -> Tuple[Dict[str, int], numpy.ndarray]:
+    """(form -> row, (n_forms, len(labels)) matrix) of log((c_t + p_t) / (n + 1)) for each form
+    of ``counts`` and tag t of ``labels``; p_t is the tag's add-one smoothed share of all the
+    counted tokens, so a tag never seen with the word keeps a finite, low value."""
+    index = {label: i for i, label in enumerate(labels)}
+    forms = {form: row for row, form in enumerate(counts)}
+    table = numpy.zeros((len(forms), len(labels)), dtype="float64")
+    for form, row in forms.items():
+        for pos, n in counts[form].items():
+            if pos in index:
+                table[row, index[pos]] = n
+    totals = table.sum(axis=0)
+    tag_share = (totals + 1.0) / (totals.sum() + len(labels))
+    log_prior = numpy.log((table + tag_share) / (table.sum(axis=1, keepdims=True) + 1.0))
+    return forms, log_prior.astype("float32")
+
+
+def seen_rows(forms: Mapping[str, int], texts: Sequence[str]) -> numpy.ndarray:
+    """The row of each text in the matrix of :func:`seen_log_prior`, -1 for a form not in it."""
+    return numpy.fromiter((forms.get(text, -1) for text in texts), dtype="int64", count=len(texts))
+
+
+def seen_shift(log_prior: numpy.ndarray, rows: numpy.ndarray, weight: float) -> numpy.ndarray:
+    """(len(rows), n_labels): what ``seen_word_prior = weight`` adds to each token's POS scores
+    (0 on the tokens without a row)."""
+    shift = numpy.zeros((len(rows), log_prior.shape[1]), dtype="float32")
+    if weight:
+        seen = rows >= 0
+        shift[seen] = weight * log_prior[rows[seen]]
+    return shift
+
+
+def choose_weights(
+    pos_scores: numpy.ndarray, gold: numpy.ndarray, unseen: numpy.ndarray, rows: numpy.ndarray,
+    unseen_prior: Mapping[str, float], log_prior: numpy.ndarray, labels: Sequence[str],
+    unseen_weights: Sequence[float] = PENALTY_WEIGHTS, seen_weights: Sequence[float] = PRIOR_WEIGHTS,
+) -> Tuple[float, float]:
+    """(unseen_penalty, seen_word_prior): of each list of weights, the one that gets most of
+    ``gold`` right (label index per token, -1 for a token without one) on the tokens it
+    changes (``unseen``; ``rows`` >= 0), the first listed on a tie. The tokens are disjoint, so
+    the pair is also the best pair on all tokens."""
+    keep = gold >= 0
+
+    def best(weights: Sequence[float], shift_of: Callable[[float], numpy.ndarray], tokens: numpy.ndarray) -> float:
+        mask = keep & tokens
+        if not mask.any():
+            return weights[0]
+        right = [int(((pos_scores[mask] + shift_of(w)).argmax(axis=1) == gold[mask]).sum()) for w in weights]
+        return weights[int(numpy.argmax(right))]
+
+    unseen_weight = best(unseen_weights, lambda w: penalty_vector(dict(unseen_prior), labels, w), unseen) \
+        if unseen_prior else 0.0
+    seen = rows >= 0
+    seen_weight = best(seen_weights, lambda w: seen_shift(log_prior, rows, w)[seen & keep], seen) \
+        if len(log_prior) else 0.0
+    return unseen_weight, seen_weight
+
+
+@spacy.registry.callbacks("spacy_mimick.choose_word_priors.v1")
+def make_choose_word_priors(
+    corpus: Callable[[Language], Iterable[Example]],
+    unseen_weights: List[float] = list(PENALTY_WEIGHTS),
+    seen_weights: List[float] = list(PRIOR_WEIGHTS),
+    component: str = "mimick_tagger",
+) -> Callable[[Language], Language]:
+    """A ``[training.before_to_disk]`` callback: before each save (model-last, and model-best
+    when it is the best), tag ``corpus`` (the dev set: ``corpus = ${corpora.dev}``) once and set
+    the tagger's ``unseen_penalty`` (words outside the training data) and ``seen_word_prior``
+    (words in it) to the weights that get most POS right on it (the first listed on a tie).
+    The components before the tagger (Mimick's vectors, frozen) run once; each save costs one
+    pass of the tagger over dev."""
+    for name, weights in (("unseen_weights", unseen_weights), ("seen_weights", seen_weights)):
+        if not weights or any(w < 0 for w in weights):
+            raise ValueError(f"choose_word_priors: {name} must be a non-empty list of values >= 0, got {weights!r}")
+    cache: Dict[str, object] = {}
+
+    def before_to_disk(nlp: Language) -> Language:
+        tagger = nlp.get_pipe(component)
+        labels = list(tagger.cfg["labels_pos"])
+        if cache.get("vocab") is not nlp.vocab:
+            examples = list(corpus(nlp))
+            docs = through_components_before(nlp, component, [eg.predicted for eg in examples])
+            index = {label: i for i, label in enumerate(labels)}
+            gold = [index.get(pos, -1) if pos else -1
+                    for eg in examples for pos in eg.get_aligned("POS", as_string=True)]
+            cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold))
+        docs = cache["docs"]
+        scores = [s[:, :len(labels)] for start in range(0, len(docs), 256)
+                  for s in tagger.scores(docs[start:start + 256])]
+        if not scores:
+            return nlp
+        forms, log_prior = tagger.seen_log_prior()
+        rows = seen_rows(forms, [token.text for doc in docs for token in doc])
+        tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
+            numpy.concatenate(scores), cache["gold"], tagger.unseen_tokens(docs), rows,
+            tagger.cfg.get("unseen_pos_log_prior") or {}, log_prior, labels,
+            unseen_weights, seen_weights)
+        return nlp
+
+    return before_to_disk
