@@ -19,7 +19,8 @@ A run is TREEBANK:RUN (the project's layout: training/TREEBANK_lowres/RUN/both/m
 corpus/TREEBANK/train.RUN.spacy, dev.spacy, test.spacy). Prints one row per run and decoding:
 POS accuracy on dev and test, the difference to ``as saved``, the accuracy on the test words seen
 in training, McNemar's p on test against ``as saved`` (the project's test,
-``spacy_mimick.ud.significance.mcnemar``); then a summary, one row per run.
+``spacy_mimick.ud.significance.mcnemar``); then a summary, one row per run: the weights chosen on
+dev, the prior alone (at its chosen weight, the saved penalty kept) and both choices together.
 """
 import argparse
 import sys
@@ -109,7 +110,9 @@ def main(argv: List[str] = None) -> None:
                   f"{100 * on_test.mean():.2f} | {100 * (on_test.mean() - base_test.mean()):+.2f} | "
                   f"{100 * on_test[seen_test].mean():.2f} | {mcnemar(on_test, base_test)[1]:.2g} |", flush=True)
         chosen = results[name][1]
+        alone = results[f"prior {chosen_seen:g}" if chosen_seen else "as saved"][1]
         row = (f"| {run} | {tagger.unseen_penalty:g} | {100 * base_test.mean():.2f} | {chosen_unseen:g} / {chosen_seen:g} | "
+               f"{100 * (alone.mean() - base_test.mean()):+.2f} ({mcnemar(alone, base_test)[1]:.2g}) | "
                f"{100 * chosen.mean():.2f} | {100 * (chosen.mean() - base_test.mean()):+.2f} ({mcnemar(chosen, base_test)[1]:.2g}) |")
         if args.versus:
             other = spacy_right(Path("metrics") / f"{treebank}_lowres" / unit, test, nlp)
@@ -121,7 +124,8 @@ def main(argv: List[str] = None) -> None:
                         f"({mcnemar(chosen, other)[1]:.2g}) |")
         summary.append(row)
     print("\nSummary, test POS (McNemar p):\n")
-    head = "| run | saved unseen_penalty | as saved | chosen on dev (unseen / seen) | chosen | chosen − as saved |"
+    head = ("| run | saved unseen_penalty | as saved | chosen on dev (unseen / seen) | the seen prior alone − as saved "
+            "| chosen | chosen − as saved |")
     if args.versus:
         head += " spaCy | as saved − spaCy / chosen − spaCy |"
     print(head)

@@ -116,6 +116,9 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
             lines += [f"On words outside its training data the tagger lowers the tags that its training "
                       f"sample shows rarely falling on new words (weight {metrics['unseen_penalty']:g}, "
                       f"chosen on the dev set).", ""]
+        if (metrics or {}).get("seen_word_prior"):
+            lines += [f"On words of its training data the tagger raises the tags that the word had there "
+                      f"(weight {metrics['seen_word_prior']:g}, chosen on the dev set).", ""]
         lines += raw_text_lines(raw_text, scores)
         if segmentation:
             lines += [segmentation, ""]
