@@ -2,10 +2,11 @@
 
 For each trained pipeline, scores the dev and test sets (gold words) once and decodes UPOS:
 
-- ``as saved``: the pipeline's own decoding (its ``unseen_penalty``, no prior on seen words);
-- ``prior W``: the same, and on each word seen in training the POS scores raised by W x
-  log((c_t + p_t) / (n + 1)) from the run's own training sample
-  (``spacy_mimick.tagger.seen_words``);
+- ``as saved``: the pipeline's own decoding (its ``unseen_penalty`` and ``seen_word_prior``; the
+  prior is 0 in pipelines trained before it existed);
+- ``prior W``: the saved ``unseen_penalty``, and on each word seen in training the POS scores
+  raised by W x log((c_t + p_t) / (n + 1)) from the run's own training sample
+  (``spacy_mimick.tagger.seen_words``; ``prior 0``: none);
 - ``chosen on dev``: both weights as ``spacy_mimick.choose_word_priors.v1`` chooses them while
   training (the unseen-word penalty on unseen dev words, the prior on seen ones).
 
@@ -20,7 +21,8 @@ corpus/TREEBANK/train.RUN.spacy, dev.spacy, test.spacy). Prints one row per run 
 POS accuracy on dev and test, the difference to ``as saved``, the accuracy on the test words seen
 in training, McNemar's p on test against ``as saved`` (the project's test,
 ``spacy_mimick.ud.significance.mcnemar``); then a summary, one row per run: the weights chosen on
-dev, the prior alone (at its chosen weight, the saved penalty kept) and both choices together.
+dev, the prior alone (at its chosen weight against none, the saved penalty kept) and both choices
+together against the saved decoding.
 """
 import argparse
 import sys
@@ -98,8 +100,9 @@ def main(argv: List[str] = None) -> None:
             dev["scores"], numpy.where(dev["keep"], dev["gold"], -1), dev["unseen"], dev["rows"],
             unseen_prior, log_prior, labels, PENALTY_WEIGHTS, PRIOR_WEIGHTS)
         chosen_shift = penalty_vector(unseen_prior, labels, chosen_unseen)
-        decodings = {"as saved": (saved_shift, 0.0)}
-        decodings.update({f"prior {w:g}": (saved_shift, w) for w in PRIOR_WEIGHTS if w})
+        saved_seen = tagger.seen_word_prior  # 0 for pipelines trained before the prior existed
+        decodings = {"as saved": (saved_shift, saved_seen)}
+        decodings.update({f"prior {w:g}": (saved_shift, w) for w in PRIOR_WEIGHTS})
         name = f"chosen on dev: unseen_penalty {chosen_unseen:g}, seen_word_prior {chosen_seen:g}"
         decodings[name] = (chosen_shift, chosen_seen)
         results = {k: (right(dev, s, log_prior, w), right(test, s, log_prior, w)) for k, (s, w) in decodings.items()}
@@ -110,9 +113,10 @@ def main(argv: List[str] = None) -> None:
                   f"{100 * on_test.mean():.2f} | {100 * (on_test.mean() - base_test.mean()):+.2f} | "
                   f"{100 * on_test[seen_test].mean():.2f} | {mcnemar(on_test, base_test)[1]:.2g} |", flush=True)
         chosen = results[name][1]
-        alone = results[f"prior {chosen_seen:g}" if chosen_seen else "as saved"][1]
-        row = (f"| {run} | {tagger.unseen_penalty:g} | {100 * base_test.mean():.2f} | {chosen_unseen:g} / {chosen_seen:g} | "
-               f"{100 * (alone.mean() - base_test.mean()):+.2f} ({mcnemar(alone, base_test)[1]:.2g}) | "
+        alone, without = results[f"prior {chosen_seen:g}"][1], results["prior 0"][1]
+        row = (f"| {run} | {tagger.unseen_penalty:g} / {saved_seen:g} | {100 * base_test.mean():.2f} | "
+               f"{chosen_unseen:g} / {chosen_seen:g} | "
+               f"{100 * (alone.mean() - without.mean()):+.2f} ({mcnemar(alone, without)[1]:.2g}) | "
                f"{100 * chosen.mean():.2f} | {100 * (chosen.mean() - base_test.mean()):+.2f} ({mcnemar(chosen, base_test)[1]:.2g}) |")
         if args.versus:
             other = spacy_right(Path("metrics") / f"{treebank}_lowres" / unit, test, nlp)
@@ -124,8 +128,8 @@ def main(argv: List[str] = None) -> None:
                         f"({mcnemar(chosen, other)[1]:.2g}) |")
         summary.append(row)
     print("\nSummary, test POS (McNemar p):\n")
-    head = ("| run | saved unseen_penalty | as saved | chosen on dev (unseen / seen) | the seen prior alone − as saved "
-            "| chosen | chosen − as saved |")
+    head = ("| run | saved weights (unseen / seen) | as saved | chosen on dev (unseen / seen) "
+            "| the seen prior alone − prior 0 | chosen | chosen − as saved |")
     if args.versus:
         head += " spaCy | as saved − spaCy / chosen − spaCy |"
     print(head)
