@@ -25,8 +25,7 @@ import spacy
 from spacy.language import Language
 from spacy.training import Example
 
-from .tagger_model import through_components_before
-from .unseen_words import PENALTY_WEIGHTS, penalty_vector
+from .unseen_words import PENALTY_WEIGHTS, dev_pos_scores, penalty_vector
 
 # The weights the default recipe chooses among on dev, the plain decoding first (it wins ties).
 PRIOR_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
@@ -120,25 +119,15 @@ def make_choose_word_priors(
 
     def before_to_disk(nlp: Language) -> Language:
         tagger = nlp.get_pipe(component)
-        labels = list(tagger.cfg["labels_pos"])
-        if cache.get("vocab") is not nlp.vocab:
-            examples = list(corpus(nlp))
-            docs = through_components_before(nlp, component, [eg.predicted for eg in examples])
-            index = {label: i for i, label in enumerate(labels)}
-            gold = [index.get(pos, -1) if pos else -1
-                    for eg in examples for pos in eg.get_aligned("POS", as_string=True)]
-            cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold))
-        docs = cache["docs"]
-        scores = [s[:, :len(labels)] for start in range(0, len(docs), 256)
-                  for s in tagger.scores(docs[start:start + 256])]
-        if not scores:
+        dev = dev_pos_scores(nlp, component, corpus, cache)
+        if dev is None:
             return nlp
+        docs, gold, scores = dev
         forms, log_prior = tagger.seen_log_prior()
         rows = seen_rows(forms, [token.text for doc in docs for token in doc])
         tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
-            numpy.concatenate(scores), cache["gold"], tagger.unseen_tokens(docs), rows,
-            tagger.cfg.get("unseen_pos_log_prior") or {}, log_prior, labels,
-            unseen_weights, seen_weights)
+            scores, gold, tagger.unseen_tokens(docs), rows, tagger.cfg.get("unseen_pos_log_prior") or {},
+            log_prior, list(tagger.cfg["labels_pos"]), unseen_weights, seen_weights)
         return nlp
 
     return before_to_disk

@@ -14,11 +14,12 @@ so the weight is chosen on each run's dev set (``spacy_mimick.choose_unseen_pena
 default recipe's ``[training.before_to_disk]``), 0 (off) when nothing gains.
 """
 from collections import Counter
-from typing import Callable, Dict, Iterable, List, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 import spacy
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.training import Example
 
 from .tagger_model import through_components_before
@@ -99,20 +100,33 @@ def make_choose_unseen_penalty(
         if not prior:
             return nlp
         labels = list(tagger.cfg["labels_pos"])
-        if cache.get("vocab") is not nlp.vocab:
-            examples = list(corpus(nlp))
-            docs = through_components_before(nlp, component, [eg.predicted for eg in examples])
-            index = {label: i for i, label in enumerate(labels)}
-            gold = [index.get(pos, -1) if pos else -1
-                    for eg in examples for pos in eg.get_aligned("POS", as_string=True)]
-            cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold))
-        docs = cache["docs"]
-        unseen = tagger.unseen_tokens(docs)
-        scores = [s[:, :len(labels)] for start in range(0, len(docs), 256)
-                  for s in tagger.scores(docs[start:start + 256])]
-        if scores:
-            tagger.unseen_penalty, _ = choose_weight(
-                numpy.concatenate(scores), cache["gold"], unseen, prior, labels, weights)
+        dev = dev_pos_scores(nlp, component, corpus, cache)
+        if dev is not None:
+            docs, gold, scores = dev
+            tagger.unseen_penalty, _ = choose_weight(scores, gold, tagger.unseen_tokens(docs), prior, labels, weights)
         return nlp
 
     return before_to_disk
+
+
+def dev_pos_scores(
+    nlp: Language, component: str, corpus: Callable[[Language], Iterable[Example]], cache: Dict[str, object],
+) -> Optional[Tuple[List[Doc], numpy.ndarray, numpy.ndarray]]:
+    """For the dev-choice callbacks: the corpus's Docs, through the components before the tagger
+    (once per vocab, kept in ``cache``), the gold POS label index of each token (-1 where it has
+    none or the tagger lacks it), and the tagger's POS scores now; None for an empty corpus."""
+    tagger = nlp.get_pipe(component)
+    labels = list(tagger.cfg["labels_pos"])
+    if cache.get("vocab") is not nlp.vocab:
+        examples = list(corpus(nlp))
+        docs = through_components_before(nlp, component, [eg.predicted for eg in examples])
+        index = {label: i for i, label in enumerate(labels)}
+        gold = [index.get(pos, -1) if pos else -1
+                for eg in examples for pos in eg.get_aligned("POS", as_string=True)]
+        cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold))
+    docs = cache["docs"]
+    scores = [s[:, :len(labels)] for start in range(0, len(docs), 256)
+              for s in tagger.scores(docs[start:start + 256])]
+    if not scores:
+        return None
+    return docs, cache["gold"], numpy.concatenate(scores)
