@@ -10,8 +10,10 @@ new had they been left out; Baayen & Sproat 1996, the unknown-word model of HMM 
 
 Measured (docs/low_resource.md, ``benchmarks/unseen_word_rules.py``): lowering, on unseen words,
 the tags rarer than average on new words helps Vietnamese and costs English at the same weight,
-so the weight is chosen on each run's dev set (``spacy_mimick.choose_unseen_penalty.v1``, the
-default recipe's ``[training.before_to_disk]``), 0 (off) when nothing gains.
+so the weight is chosen on each run's dev set, 0 (off) when nothing gains: by the default
+recipe's ``[training.before_to_disk]``, ``spacy_mimick.choose_word_priors.v1`` (seen_words.py),
+together with the prior on seen words; ``spacy_mimick.choose_unseen_penalty.v1`` chooses this
+weight alone, for the configs that name it.
 """
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
