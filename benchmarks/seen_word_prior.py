@@ -34,7 +34,7 @@ import spacy
 from spacy.tokens import DocBin
 
 from spacy_mimick.tagger.seen_words import PRIOR_WEIGHTS, choose_weights, pos_counts_by_form, seen_rows, seen_shift
-from spacy_mimick.tagger.unseen_words import PENALTY_WEIGHTS, hapax_pos_log_prior, penalty_vector
+from spacy_mimick.tagger.unseen_words import PENALTY_WEIGHTS, decode_pos, hapax_pos_log_prior, penalty_vector
 from spacy_mimick.ud.significance import mcnemar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -56,8 +56,8 @@ def split_arrays(nlp, path: Path, labels: List[str], forms) -> dict:
 
 
 def right(a: dict, unseen_shift: numpy.ndarray, log_prior: numpy.ndarray, weight: float) -> numpy.ndarray:
-    scores = numpy.where(a["unseen"][:, None], a["scores"] + unseen_shift, a["scores"])
-    decoded = (scores + seen_shift(log_prior, a["rows"], weight)).argmax(axis=1)
+    # The seen shift is 0 on unseen rows (their forms have no counts), so it can go in first.
+    decoded = decode_pos(a["scores"] + seen_shift(log_prior, a["rows"], weight), a["unseen"], unseen_shift)
     return (decoded == a["gold"])[a["keep"]]
 
 

@@ -188,6 +188,7 @@ class MimickTagger(TrainablePipe):
         self.model = model
         self.name = name
         self._rehearsal_model = None
+        self._seen_log_prior: Optional[Tuple[Dict[str, Dict[str, int]], List[str], Tuple[Dict[str, int], numpy.ndarray]]] = None
         cfg: Dict[str, Any] = {
             "labels_pos": [],
             "labels_morph": {},
@@ -237,9 +238,7 @@ class MimickTagger(TrainablePipe):
 
     @unseen_penalty.setter
     def unseen_penalty(self, weight: float) -> None:
-        if not weight >= 0:
-            raise ValueError(f"{self.name}: unseen_penalty must be >= 0, got {weight!r}")
-        self.cfg["unseen_penalty"] = float(weight)
+        self._set_weight("unseen_penalty", weight)
 
     @property
     def seen_word_prior(self) -> float:
@@ -252,9 +251,13 @@ class MimickTagger(TrainablePipe):
 
     @seen_word_prior.setter
     def seen_word_prior(self, weight: float) -> None:
+        self._set_weight("seen_word_prior", weight)
+
+    def _set_weight(self, key: str, weight: float) -> None:
+        """A decoding weight of the cfg (``unseen_penalty``, ``seen_word_prior``): >= 0."""
         if not weight >= 0:
-            raise ValueError(f"{self.name}: seen_word_prior must be >= 0, got {weight!r}")
-        self.cfg["seen_word_prior"] = float(weight)
+            raise ValueError(f"{self.name}: {key} must be >= 0, got {weight!r}")
+        self.cfg[key] = float(weight)
 
     def seen_log_prior(self) -> Tuple[Dict[str, int], numpy.ndarray]:
         """(form -> row, matrix) of the training words' log POS prior, columns in the order of
@@ -262,7 +265,7 @@ class MimickTagger(TrainablePipe):
         cfg's counts once (empty for a pipeline saved before the counts existed)."""
         counts = self.cfg.get("seen_pos_counts") or {}
         labels = list(self.cfg["labels_pos"])
-        cached = getattr(self, "_seen_log_prior", None)
+        cached = self._seen_log_prior
         # The cache keeps the counts object itself: a cfg loaded or initialized again brings new ones.
         if cached is None or cached[0] is not counts or cached[1] != labels:
             cached = self._seen_log_prior = (counts, labels, seen_log_prior(counts, labels))
