@@ -870,6 +870,18 @@ def test_spelling_correction_reads_the_table_word_of_a_typo(vectors_dir, tiny_mi
     nlp.get_pipe("mimick_vectors").cfg["spelling_backoff"] = False
     assert not same(inputs("The goverment fell ."), inputs("The government fell ."))
     nlp.get_pipe("mimick_vectors").cfg["spelling_backoff"] = True
+    # The decoding rules key on the word the network reads: a corrected typo of a training word
+    # is that seen word, for unseen_penalty and seen_word_prior alike.
+    doc = nlp.get_pipe("mimick_vectors")(nlp.make_doc("Guerrillas kiled them ."))
+    assert vectors.spelled_from("kiled") == "killed" and "killed" in tagger.cfg["seen_pos_counts"]
+    assert tagger.read_forms([doc]) == ["Guerrillas", "killed", "them", "."]
+    assert not tagger.unseen_tokens([doc])[1]
+    tagger.unseen_penalty, tagger.seen_word_prior = 100.0, 100.0
+    assert [t.pos_ for t in nlp("Guerrillas kiled them .")] == [t.pos_ for t in nlp("Guerrillas killed them .")]
+    tagger.spelling_correction = False
+    assert tagger.read_forms([doc])[1] == "kiled" and tagger.unseen_tokens([doc])[1]
+    tagger.spelling_correction = True
+    tagger.unseen_penalty, tagger.seen_word_prior = 0.0, 0.0
     # The setting is the component's, also over a saved model's attributes.
     nlp.to_disk(tmp_path / "nlp")
     loaded = spacy.load(tmp_path / "nlp", config={"components.mimick_tagger.spelling_correction": False})

@@ -124,9 +124,10 @@ def make_choose_word_priors(
             return nlp
         docs, gold, scores = dev
         forms, log_prior = tagger.seen_log_prior()
-        rows = seen_rows(forms, [token.text for doc in docs for token in doc])
+        read = tagger.read_forms(docs)
+        rows = seen_rows(forms, read)
         tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
-            scores, gold, tagger.unseen_tokens(docs), rows, tagger.cfg.get("unseen_pos_log_prior") or {},
+            scores, gold, tagger.unseen_forms(read), rows, tagger.cfg.get("unseen_pos_log_prior") or {},
             log_prior, list(tagger.cfg["labels_pos"]), unseen_weights, seen_weights)
         return nlp
 

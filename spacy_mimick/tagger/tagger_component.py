@@ -32,7 +32,8 @@ from .pytorch_tagger_model import (
 from . import schedules  # noqa: F401  registers the lowres configs' schedule (also an entry point)
 from ..ud.scorer import score_attributes
 from .tagger_model import (
-    get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables, through_components_before,
+    corrected_texts, get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables,
+    through_components_before,
 )
 from .seen_words import pos_counts_by_form, seen_log_prior, seen_rows, seen_shift
 from .unseen_words import hapax_pos_log_prior, penalty_vector
@@ -464,23 +465,40 @@ class MimickTagger(TrainablePipe):
         flat = numpy.concatenate(self.scores(docs))
         offsets = head_offsets([len(values) for _, values in self._heads])
         penalty = self._unseen_penalty()
+        read = self.read_forms(docs) if penalty is not None or self.seen_word_prior else []
         if penalty is not None:
-            flat[self.unseen_tokens(docs), offsets[0]:offsets[1]] += penalty
+            flat[self.unseen_forms(read), offsets[0]:offsets[1]] += penalty
         if self.seen_word_prior:
             forms, log_prior = self.seen_log_prior()
             if len(forms):
-                rows = seen_rows(forms, [token.text for doc in docs for token in doc])
+                rows = seen_rows(forms, read)
                 flat[:, offsets[0]:offsets[1]] += seen_shift(log_prior, rows, self.seen_word_prior)
         ids = numpy.stack(
             [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
         )
         return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
 
+    def read_forms(self, docs: Iterable[Doc]) -> List[str]:
+        """Each token's form as the network reads it (in order): its text, or, with
+        ``spelling_correction`` and the vectors' spelling backoff on, the table word that the
+        backoff takes a typo for, in the token's case. The decoding rules key on it too, so that
+        a corrected typo of a training word counts as that word, seen, as the network reads it."""
+        docs = list(docs)
+        texts = [token.text for doc in docs for token in doc]
+        if not self.spelling_correction:
+            return texts
+        return corrected_texts(docs, texts)[0]
+
     def unseen_tokens(self, docs: Iterable[Doc]) -> numpy.ndarray:
-        """One bool per token of ``docs`` (in order): its form is not in the training vocabulary
-        (the paper's OOV, the tokens ``unseen_penalty`` applies to)."""
+        """One bool per token of ``docs`` (in order): its form, as the network reads it
+        (``read_forms``), is not in the training vocabulary (the paper's OOV, the tokens
+        ``unseen_penalty`` applies to)."""
+        return self.unseen_forms(self.read_forms(docs))
+
+    def unseen_forms(self, forms: Iterable[str]) -> numpy.ndarray:
+        """One bool per form: not in the training vocabulary."""
         words = self.model.get_ref("featurizer").attrs["words"]
-        return numpy.array([token.text not in words for doc in docs for token in doc], dtype=bool)
+        return numpy.array([form not in words for form in forms], dtype=bool)
 
     def _unseen_penalty(self) -> Optional[numpy.ndarray]:
         """What ``unseen_penalty`` adds to an unseen word's POS scores, or None when off (or

@@ -363,10 +363,11 @@ def featurize_forward(
 ) -> Tuple[TaggerInputs, Callable]:
     words = model.attrs["words"]
     texts = [token.text for doc in docs for token in doc]
-    corrections = spelling_corrections(docs, texts) if model.attrs.get("spelling_correction") else {}
-    if corrections:
-        originals = texts
-        texts = [corrections[text][1] if text in corrections else text for text in texts]
+    originals = texts
+    if model.attrs.get("spelling_correction"):
+        texts, corrections = corrected_texts(docs, texts)
+    else:
+        corrections = {}
     word_ids = numpy.fromiter((words.get(text, 0) for text in texts), dtype="int64", count=len(texts))
     if is_train and model.attrs["word_dropout"]:
         word_ids[numpy.random.random_sample(len(word_ids)) < model.attrs["word_dropout"]] = 0
@@ -426,6 +427,13 @@ def spelling_corrections(docs: List[Doc], texts: List[str]) -> Dict[str, Tuple[s
         if source is not None:
             out[text] = (source, in_case_of(source, text))
     return out
+
+
+def corrected_texts(docs: List[Doc], texts: List[str]) -> Tuple[List[str], Dict[str, Tuple[str, str]]]:
+    """``texts`` with each form that ``spelling_corrections`` finds replaced by its table word in
+    the form's case (what the tagger reads with ``spelling_correction`` on), and those corrections."""
+    corrections = spelling_corrections(docs, texts)
+    return [corrections[text][1] if text in corrections else text for text in texts], corrections
 
 
 def in_case_of(word: str, form: str) -> str:
