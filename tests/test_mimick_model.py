@@ -60,6 +60,20 @@ def test_prediction_is_deterministic_and_order_independent(tiny_mimick):
     numpy.testing.assert_allclose(first, one_by_one, atol=1e-6)
 
 
+def test_ngram_prediction_does_not_depend_on_the_batch(glove_small):
+    """The n-gram model's vector for a word is the same bits alone or among any other words (the
+    BiLSTM's differ by ~1e-7 with the batch, above), so what mimick_vectors caches does not depend
+    on what was predicted with it, and a training that reads it is the same run after run."""
+    small = glove_small.subset(numpy.arange(800))
+    model = train_mimick(small, {"@architectures": "spacy_mimick.MimickNgram.v1"},
+                         TrainConfig(max_epochs=1, dev_fraction=0.05), progress=False).model
+    words = ["unbelievable", "McNeally", "corssing", "a", "lawnmower", "flatfish", "x" * 70]
+    others = [w + suffix for w in small.words[:300] for suffix in ("s", "ing")]
+    alone = numpy.vstack([model.predict([w]) for w in words])
+    numpy.testing.assert_array_equal(alone, model.predict(words))
+    numpy.testing.assert_array_equal(alone, model.predict(others[:250] + words + others[250:])[250:250 + len(words)])
+
+
 def test_length_batches_group_equal_lengths():
     words = ["aa", "b", "cc", "ddd", "e"]
     batches = length_batches(words, 10, 64)
