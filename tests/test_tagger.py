@@ -945,6 +945,39 @@ def test_choose_unseen_penalty_keeps_the_weight_best_on_dev(trained):
         make_choose_unseen_penalty(lambda _: iter(dev), weights=[-1.0])
 
 
+def test_seen_feature_sets_give_each_token_a_feature_set_of_its_pos(trained, vectors_dir, tmp_path):
+    """initialize keeps the training data's feature sets per POS (they survive serialization);
+    with seen_feature_sets on (the default) every token gets one of its POS's sets and the same
+    POS as with the heads decoded one by one, and the sets' log-probability is never below the
+    heads' own choice when that choice is a seen set."""
+    nlp, train, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    sets = tagger.cfg["feature_sets_by_pos"]
+    gold = {}
+    for eg in train:
+        for t in eg.reference:
+            gold.setdefault(t.pos_, set()).add(str(t.morph) if str(t.morph) else "")
+    assert {pos: set(v) for pos, v in sets.items()} == {pos: v for pos, v in gold.items() if pos}
+    assert tagger.seen_feature_sets is True
+    texts = [eg.predicted.text for eg in dev]
+    bundled = [(t.pos_, str(t.morph)) for doc in nlp.pipe(texts) for t in doc]
+    tagger.seen_feature_sets = False
+    try:
+        heads = [(t.pos_, str(t.morph)) for doc in nlp.pipe(texts) for t in doc]
+    finally:
+        tagger.seen_feature_sets = True
+    assert [p for p, _ in bundled] == [p for p, _ in heads]
+    assert all(f in sets[p] for p, f in bundled)
+    assert any(f not in sets.get(p, []) for p, f in heads)  # the heads alone leave the sets
+    assert sum(a != b for a, b in zip(bundled, heads)) < len(heads) // 5
+    nlp.to_disk(tmp_path / "nlp")
+    loaded = spacy.load(tmp_path / "nlp")
+    assert loaded.get_pipe("mimick_tagger").cfg["feature_sets_by_pos"] == sets
+    assert [(t.pos_, str(t.morph)) for doc in loaded.pipe(texts) for t in doc] == bundled
+    off = spacy.load(tmp_path / "nlp", config={"components.mimick_tagger.seen_feature_sets": False})
+    assert [(t.pos_, str(t.morph)) for doc in off.pipe(texts) for t in doc] == heads
+
+
 def test_seen_word_prior_changes_only_training_words_towards_their_training_tags(trained, vectors_dir):
     """initialize keeps each training word's POS counts (they survive serialization); with the
     prior on, unseen words keep their tags, and a training word whose counts hold one tag only

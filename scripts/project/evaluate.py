@@ -162,6 +162,8 @@ def main(argv: Optional[List[str]] = None) -> None:
         if tagger:  # the decoding weights chosen on dev while training (unseen_words.py, seen_words.py)
             record["unseen_penalty"] = nlp.get_pipe(tagger).unseen_penalty
             record["seen_word_prior"] = nlp.get_pipe(tagger).seen_word_prior
+            record["seen_feature_sets"] = bool(nlp.get_pipe(tagger).feature_set_table()) and \
+                nlp.get_pipe(tagger).seen_feature_sets
         attrs = ["ORTH", "SPACY", "TAG", "POS", "MORPH"] + (["HEAD", "DEP"] if component_name(nlp, "parser") else [])
         DocBin(docs=result["predicted"], attrs=attrs).to_disk(
             args.output_dir / f"{variant}.spacy"

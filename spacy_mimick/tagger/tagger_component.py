@@ -35,6 +35,7 @@ from .tagger_model import (
     corrected_texts, get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables,
     through_components_before,
 )
+from .feature_sets import decode_feature_sets, feature_set_table, feature_sets_by_pos
 from .seen_words import pos_counts_by_form, seen_log_prior, seen_rows, seen_shift
 from .unseen_words import hapax_pos_log_prior, penalty_vector
 
@@ -78,6 +79,7 @@ DEFAULT_MIMICK_TAGGER_MODEL = Config().from_str(default_model_config)["model"]
         "adversarial": 0.0,
         "n_threads": AUTO,
         "spelling_correction": True,
+        "seen_feature_sets": True,
         "scorer": {"@scorers": "spacy_mimick.attribute_scorer.v1"},
     },
     default_score_weights={
@@ -97,6 +99,7 @@ def make_mimick_tagger(
     adversarial: float = 0.0,
     n_threads: int = AUTO,
     spelling_correction: bool = True,
+    seen_feature_sets: bool = True,
     distillation: float = 0.0,
     decode: str = "heads",
 ) -> "MimickTagger":
@@ -125,6 +128,12 @@ def make_mimick_tagger(
         default); no effect while the backoff is off (the project's trained recipes turn it
         off). EWT, 5,000 tokens: +0.8 POS over the backoff alone at 30% typos, nothing lost on
         clean text (docs/typo_tagging.md).
+    seen_feature_sets (bool): Decode a token's attributes as one feature set that the training
+        data shows with its (decoded) POS, the one whose heads' log-probabilities sum highest,
+        instead of each head on its own (``spacy_mimick/tagger/feature_sets.py``). True (the
+        default): UFeats exact match +0.2 to +1.6 on nine pipelines, the paper's attribute
+        micro-F1 -0.27 to +0.13, POS unchanged (docs/low_resource.md). Pipelines saved before
+        have no sets and decode each head on its own.
     scorer (Optional[Callable]): Called as ``scorer(examples, train_words=..., in_vectors=...)``
         (see :meth:`MimickTagger.score`).
     distillation, decode: removed (distillation from trained teachers and decoding to the
@@ -136,6 +145,7 @@ def make_mimick_tagger(
     return MimickTagger(
         nlp.vocab, model, name, loss=loss, scorer=scorer, label_smoothing=label_smoothing,
         adversarial=adversarial, n_threads=n_threads, spelling_correction=spelling_correction,
+        seen_feature_sets=seen_feature_sets,
     )
 
 
@@ -174,9 +184,11 @@ class MimickTagger(TrainablePipe):
         adversarial: float = 0.0,
         n_threads: int = AUTO,
         spelling_correction: bool = True,
+        seen_feature_sets: bool = True,
     ):
         self.n_threads = n_threads
         self.spelling_correction = bool(spelling_correction)
+        self.seen_feature_sets = bool(seen_feature_sets)
         if loss not in LOSSES:
             raise ValueError(f"mimick_tagger: loss must be one of {LOSSES}, got {loss!r}")
         # Below 0.5 the gold value keeps the largest target share in every head (an
@@ -190,6 +202,7 @@ class MimickTagger(TrainablePipe):
         self.name = name
         self._rehearsal_model = None
         self._seen_log_prior: Optional[Tuple[Dict[str, Dict[str, int]], List[str], Tuple[Dict[str, int], numpy.ndarray]]] = None
+        self._feature_set_table: Optional[Tuple[Any, Any, Dict[int, numpy.ndarray]]] = None
         cfg: Dict[str, Any] = {
             "labels_pos": [],
             "labels_morph": {},
@@ -202,6 +215,7 @@ class MimickTagger(TrainablePipe):
             "unseen_penalty": 0.0,
             "seen_pos_counts": {},
             "seen_word_prior": 0.0,
+            "feature_sets_by_pos": {},
         }
         self.cfg = dict(sorted(cfg.items()))
         self.scorer = scorer
@@ -306,9 +320,11 @@ class MimickTagger(TrainablePipe):
         attr_counts: Counter = Counter()  # attr -> tokens with any value of it
         n_annotated = 0
         tagged_forms: List[Tuple[str, str]] = []
+        tagged_feats: List[Tuple[str, Dict[str, str]]] = []
         for example in get_examples():
             words.update(token.text for token in example.predicted)
             tagged_forms.extend((token.text, token.pos_) for token in example.reference)
+            tagged_feats.extend((token.pos_, token.morph.to_dict()) for token in example.reference)
             for token in example.reference:
                 feats = token.morph.to_dict()
                 if not token.pos_ and not feats:
@@ -339,6 +355,7 @@ class MimickTagger(TrainablePipe):
         }
         self.cfg["unseen_pos_log_prior"] = hapax_pos_log_prior(tagged_forms)
         self.cfg["seen_pos_counts"] = pos_counts_by_form(tagged_forms)
+        self.cfg["feature_sets_by_pos"] = feature_sets_by_pos(tagged_feats)
         # Add-one smoothed frequencies of each head's values: its initial output biases.
         value_counts = [[pos_counts[pos] for pos in self.cfg["labels_pos"]]]
         for attr, values in self.cfg["labels_morph"].items():
@@ -476,7 +493,23 @@ class MimickTagger(TrainablePipe):
         ids = numpy.stack(
             [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
         )
+        table = self.feature_set_table() if self.seen_feature_sets and n_heads > 1 else {}
+        if table:
+            ids[:, 1:] = decode_feature_sets(
+                [flat[:, offsets[h] : offsets[h + 1]] for h in range(1, n_heads)], ids[:, 0], table)
         return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
+
+    def feature_set_table(self) -> Dict[int, numpy.ndarray]:
+        """The training data's feature sets per POS as the heads' value indices
+        (``feature_sets.feature_set_table``), cached while the cfg holds the same sets; empty for
+        a pipeline saved before they were kept."""
+        sets = self.cfg.get("feature_sets_by_pos") or {}
+        heads = self._heads
+        cached = self._feature_set_table
+        if cached is None or cached[0] is not sets or cached[1] != heads:
+            table = feature_set_table(sets, heads[0][1], heads[1:]) if sets else {}
+            cached = self._feature_set_table = (sets, heads, table)
+        return cached[2]
 
     def read_forms(self, docs: Iterable[Doc]) -> List[str]:
         """Each token's form as the network reads it (in order): its text, or, with
