@@ -27,6 +27,7 @@ import spacy
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
+from spacy_mimick.tagger.feature_sets import decode_feature_sets
 from spacy_mimick.tagger.pytorch_tagger_model import head_offsets
 from spacy_mimick.tagger.tagger_component import heads_log_softmax
 
@@ -105,6 +106,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     nlp, name, component, heads, predicted = (first[k] for k in ("nlp", "name", "component", "heads", "docs"))
     offsets = head_offsets([len(values) for _, values in heads])
     ids = numpy.stack([total[:, a:b].argmax(axis=1) for a, b in zip(offsets[:-1], offsets[1:])], axis=1)
+    # The tagger's own decoding of the attributes: one feature set seen with the POS.
+    table = component.feature_set_table() if getattr(component, "seen_feature_sets", False) else {}
+    if table and len(heads) > 1:
+        with numpy.errstate(divide="ignore"):  # a probability of 0 is a log of -inf: never chosen
+            logs = [numpy.log(total[:, a:b]) for a, b in zip(offsets[1:-1], offsets[2:])]
+        ids[:, 1:] = decode_feature_sets(logs, ids[:, 0], table)
     lengths = [len(d) for d in gold]
     per_doc = numpy.split(ids, numpy.cumsum(lengths)[:-1])
     # The first member's Docs, as its components before the averaged one left them; its
