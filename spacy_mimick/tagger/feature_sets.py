@@ -18,8 +18,6 @@ from typing import Dict, Iterable, List, Sequence, Tuple
 
 import numpy
 
-NONE = "NONE"
-
 
 def feature_sets_by_pos(tokens: Iterable[Tuple[str, Dict[str, str]]]) -> Dict[str, List[str]]:
     """{POS: sorted FEATS strings} of the training tokens ((pos, {attr: value}) pairs; tokens
@@ -56,18 +54,14 @@ def feature_set_table(sets_by_pos: Dict[str, List[str]], labels_pos: Sequence[st
     return table
 
 
-def log_softmax(x: numpy.ndarray) -> numpy.ndarray:
-    x = x - x.max(axis=1, keepdims=True)
-    return x - numpy.log(numpy.exp(x).sum(axis=1, keepdims=True))
-
-
 def decode_feature_sets(head_scores: Sequence[numpy.ndarray], pos_ids: numpy.ndarray,
                         table: Dict[int, numpy.ndarray]) -> numpy.ndarray:
     """(n_tokens, n_heads) attribute value indices: for each token the feature set of its POS
     (``pos_ids``) in ``table`` whose summed log-probabilities under ``head_scores`` (one
-    (n_tokens, n_values) array of logits per attribute head) are highest; the sets of every POS
-    where the token's POS has none."""
-    logp = [log_softmax(numpy.asarray(s, dtype="float64")) for s in head_scores]
+    (n_tokens, n_values) array of logits or log-probabilities per attribute head) are highest;
+    the sets of every POS where the token's POS has none. Logits need no softmax first: a set
+    takes one value of every head, so each head's normalizer adds the same to every set's sum."""
+    logp = [numpy.asarray(s, dtype="float64") for s in head_scores]
     every = numpy.unique(numpy.concatenate(list(table.values())), axis=0)
     out = numpy.zeros((len(pos_ids), len(logp)), dtype="int64")
     for pos in numpy.unique(pos_ids):

@@ -324,9 +324,9 @@ class MimickTagger(TrainablePipe):
         for example in get_examples():
             words.update(token.text for token in example.predicted)
             tagged_forms.extend((token.text, token.pos_) for token in example.reference)
-            tagged_feats.extend((token.pos_, token.morph.to_dict()) for token in example.reference)
             for token in example.reference:
                 feats = token.morph.to_dict()
+                tagged_feats.append((token.pos_, feats))
                 if not token.pos_ and not feats:
                     continue  # unannotated, as in _gold_ids
                 n_annotated += 1
