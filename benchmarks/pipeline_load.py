@@ -140,10 +140,9 @@ def median_of(results: list) -> dict:
     for key, value in results[0].items():
         if isinstance(value, float):
             row[key] = statistics.median(r[key] for r in results)
-    p95s = [r["p95_ms"] for r in results]
-    row["p95_range"] = f" ({min(p95s):.1f}-{max(p95s):.1f})" if len(results) > 1 else ""
-    p95s = [r["p95_20_ms"] for r in results]
-    row["p95_20_range"] = f" ({min(p95s):.1f}-{max(p95s):.1f})" if len(results) > 1 else ""
+    for p95 in ("p95", "p95_20"):
+        p95s = [r[f"{p95}_ms"] for r in results]
+        row[f"{p95}_range"] = f" ({min(p95s):.1f}-{max(p95s):.1f})" if len(results) > 1 else ""
     return row
 
 
