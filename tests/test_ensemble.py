@@ -101,3 +101,20 @@ def test_members_must_share_their_labels(runs):
         ensemble_script.main([str(runs / "test.conllu"), str(runs / "bad"), "mixed", *models])
     with pytest.raises(SystemExit, match="two or more models"):
         ensemble_script.main([str(runs / "test.conllu"), str(runs / "bad"), "one", models[0]])
+
+
+@pytest.mark.parametrize("variant", ["chartag", "spacy"])
+def test_spacy_evaluate_with_gold_words_gives_the_cards_scores(runs, variant):
+    """The cards' POS and morph (evaluate.py, UD's words) are what ``spacy evaluate --gold-preproc``
+    prints for the same test set converted by ``spacy_mimick convert``: a user can check them with
+    spaCy's own command (without --gold-preproc spaCy tokenizes the text again)."""
+    from spacy.cli.evaluate import evaluate as spacy_evaluate
+
+    from spacy_mimick.ud.corpus import conllu_to_docbin
+
+    test = runs / f"test-{variant}.spacy"
+    conllu_to_docbin(runs / "test.conllu", "en").to_disk(test)
+    scores = spacy_evaluate(str(runs / "s0" / variant / "model-best"), test, gold_preproc=True, silent=True)
+    card = json.loads((runs / "metrics0" / f"{variant}.json").read_text())["scores"]
+    assert scores["pos_acc"] == pytest.approx(card["pos_acc"])
+    assert scores["morph_acc"] == pytest.approx(card["morph_acc"])

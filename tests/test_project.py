@@ -463,6 +463,7 @@ def test_package_card_licenses_baseline_and_release_model(tmp_path):
     notes = meta["notes"]
     assert "**Non-commercial use only**" in notes and "GPL-3.0" in notes
     assert "| this package | 90.00 | 80.00 | 85.00 | 70.00 |" in notes
+    assert "python -m spacy evaluate eu_mimick_ud_bdt TEST.spacy --gold-preproc" in notes
     assert "| spaCy tagger + morphologizer, same data and vectors | 88.00 |" in notes
     assert "POS +2.00 points (p = 0.003) (McNemar)" in notes and "words not in training +5.00 points" in notes
     assert "python scripts/project/paper.py --release" in notes
