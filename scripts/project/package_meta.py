@@ -88,6 +88,7 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
     """The model card (meta.json ``notes``, shown by spaCy's generated README). ``raw_text``:
     :func:`score_raw_text`'s result, what a user should expect on text this pipeline tokenizes."""
     lines: List[str] = []
+    package = f"{meta.get('lang')}_{meta.get('name')}"  # the name users install and load
     if demo:
         lines += [f"**{DEMO_NOTE}**", ""]
     scores = (metrics or {}).get("scores", {})
@@ -105,7 +106,7 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
                          f"{pct(s.get('oov_train_pos_acc'))} | {pct(s.get('oov_vec_pos_acc'))} |")
         lines.append("")
         lines += [f"spaCy's own command prints the same POS and morph: `python -m spacy evaluate "
-                  f"{meta.get('lang')}_{meta.get('name')} TEST.spacy --gold-preproc`, with the test set's UD "
+                  f"{package} TEST.spacy --gold-preproc`, with the test set's UD "
                   f"words in TEST.spacy (`python -m spacy_mimick convert TEST.conllu --output-dir . --lang "
                   f"{meta.get('lang')}`). Without `--gold-preproc` spaCy tokenizes the text again and scores "
                   "its own tokens, which gives lower numbers.", ""]
@@ -137,7 +138,7 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
                   "misspelling of a table word, that word (English, 5,000 training tokens: +1.27 POS with 30% of "
                   "the words misspelled, nothing lost on clean text; spacy-mimick's docs/typo_tagging.md):", "",
                   "```python",
-                  f"nlp = spacy.load(\"{meta.get('lang')}_{meta.get('name')}\", "
+                  f"nlp = spacy.load(\"{package}\", "
                   "config={\"components.mimick_vectors.spelling_backoff\": True})",
                   "```", ""]
     license_name = meta.get("license")
