@@ -70,17 +70,29 @@ _HELD = threading.local()  # the folders this thread has locked: {(st_dev, st_in
 
 
 @contextmanager
-def folder_lock(folder: Union[str, Path]) -> Iterator[None]:
+def folder_lock(folder: Union[str, Path], shared: bool = False) -> Iterator[None]:
     """An exclusive lock (flock) on ``folder`` itself: saves of directories into the same folder
     run one after the other, across processes and threads, and leave no lock file behind.
     Re-entrant within a thread, so a command can hold it around a save that takes it too (to
-    look at what is in the folder and write in one step)."""
+    look at what is in the folder and write in one step).
+
+    ``shared=True`` is the readers' lock: loads run side by side but never while a save of the
+    folder is between its renames, so a load sees a whole model, never a missing or mixed one.
+    A reader that may not open the folder (no read permission) reads without the lock."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
         yield
         return
-    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except PermissionError:
+        if not shared:
+            raise
+        fd = None
+    if fd is None:
+        yield
+        return
     st = os.fstat(fd)
     key = (st.st_dev, st.st_ino)
     held = getattr(_HELD, "folders", None)
@@ -95,7 +107,7 @@ def folder_lock(folder: Union[str, Path]) -> Iterator[None]:
             held[key] -= 1
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         held[key] = 1
         try:
             yield

@@ -808,8 +808,9 @@ def _(tmp):
     return "cleaned up; the moved-aside model was put back"
 
 
-@scenario("save-race", "debris and concurrency", "two processes saving the same OUT in a loop", "MimickModel.to_disk(OUT)",
-          "both finish; OUT loads; no temporary folder left", exit="-")
+@scenario("save-race", "debris and concurrency", "two processes saving the same OUT in a loop, a third loading it "
+          "in a loop", "MimickModel.to_disk(OUT), MimickModel.from_disk(OUT)",
+          "all finish; every load sees a whole model; no temporary folder left", exit="-")
 def _(tmp):
     path = model_dir(tmp, "out")
     code = textwrap.dedent(f"""
@@ -818,16 +819,19 @@ def _(tmp):
         from spacy_mimick.vectors.mimick_model import MimickModel
         m = MimickModel.from_disk({str(path)!r})
         for _ in range(30):
-            m.to_disk({str(path)!r})
+            if sys.argv[1] == "save":
+                m.to_disk({str(path)!r})
+            else:
+                MimickModel.from_disk({str(path)!r})
     """)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    procs = [subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, env=env)
-             for _ in range(2)]
+    procs = [subprocess.Popen([sys.executable, "-c", code, role], stderr=subprocess.PIPE, text=True, env=env)
+             for role in ("save", "save", "load")]
     errors = [p.communicate()[1] for p in procs]
-    assert [p.returncode for p in procs] == [0, 0], errors
+    assert [p.returncode for p in procs] == [0, 0, 0], errors
     assert sorted(p.name for p in tmp.iterdir()) == ["out"]
     MimickModel.from_disk(path)
-    return "both finish; OUT loads; no temporary folder left"
+    return "all finish; every load sees a whole model; no temporary folder left"
 
 
 @scenario("feats-twice", "silent changes", "FEATS naming a feature twice (Case=Nom|Case=Acc)", "convert x.conllu",
@@ -1231,7 +1235,8 @@ def render() -> str:
         "`spacy_mimick/atomic.py` (a temporary file or folder beside the target, renamed at the",
         "end, removed on any error, full disk, Ctrl-C or SIGTERM), so a failed or interrupted run",
         "leaves what was there and no debris. Saves of one model folder take a lock and clean up",
-        "what killed saves left. `train` checks its options and OUT before reading the vectors;",
+        "what killed saves left; loads take the lock shared, so they never see a save halfway.",
+        "`train` checks its options and OUT before reading the vectors;",
         "it replaces a Mimick model in OUT (saying so; `--no-overwrite` refuses instead) but never a",
         "directory holding anything else. Ctrl-C or SIGTERM after the first epoch saves the best",
         "epoch so far (exit 130). No code runs from a model file. Whitespace tokens get no vector,",

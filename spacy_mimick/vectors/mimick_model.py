@@ -14,6 +14,7 @@ Directory layout (``MimickModel.to_disk``)::
 """
 import io
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
@@ -23,7 +24,7 @@ import srsly
 import torch
 from spacy.util import registry
 
-from ..atomic import atomic_directory
+from ..atomic import atomic_directory, folder_lock
 from ..devices import batch_to, module_device, on_cpu
 from ..errors import UserError
 from .features import (
@@ -333,15 +334,31 @@ class MimickModel:
         """
         path = Path(path)
         self._check_finite()
-        check_model_output(path)
-        with atomic_directory(path) as tmp:  # a lock, stale debris removed, renamed at the end
-            srsly.write_json(tmp / "config.json", self._config())
-            srsly.write_json(tmp / "features.json", self._features_json())
-            (tmp / "model.pt").write_bytes(self._weights_bytes())
+        check_model_output(path)  # fail early, before any folder is made
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Checked again under the folder's lock: another process saving the same path moves it
+        # aside and back between the check above and the save, which must not count as "not a
+        # directory". atomic_directory takes the same (re-entrant) lock.
+        with folder_lock(path.parent):
+            check_model_output(path)
+            with atomic_directory(path) as tmp:  # stale debris removed, renamed at the end
+                srsly.write_json(tmp / "config.json", self._config())
+                srsly.write_json(tmp / "features.json", self._features_json())
+                (tmp / "model.pt").write_bytes(self._weights_bytes())
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "MimickModel":
+        """Load a model saved with :meth:`to_disk`. The files are read under a shared lock on
+        the parent folder, so a save of the same path in another process (which moves the old
+        model aside, then renames the new one in) is never seen halfway."""
         path = Path(path)
+        if path.parent.is_dir():
+            with folder_lock(path.parent, shared=True):
+                return cls._read_dir(path)
+        return cls._read_dir(path)
+
+    @classmethod
+    def _read_dir(cls, path: Path) -> "MimickModel":
         if not path.is_dir():
             raise MimickModelError(f"{path}: not a Mimick model directory (train one with "
                                    f"`python -m spacy_mimick train`)")
@@ -395,11 +412,21 @@ def check_model_output(path: Union[str, Path]) -> None:
     """Raise MimickModelError unless a model can be written to ``path`` without destroying
     anything else: it must be missing, an empty directory or a Mimick model directory."""
     path = Path(path)
-    if path.exists() and not path.is_dir():
+    # One stat and one listing, each allowed to find the path gone: a concurrent save of the same
+    # model moves it aside for a moment, which is neither "not a directory" nor an error.
+    try:
+        is_dir = stat.S_ISDIR(path.stat().st_mode)
+    except FileNotFoundError:
+        return
+    if not is_dir:
         raise MimickModelError(f"{path}: exists and is not a directory (expected a directory for the "
                                f"Mimick model's config.json, features.json and model.pt)")
-    if path.is_dir() and not is_model_dir(path):
-        others = sorted(child.name for child in path.iterdir() if child.name not in MODEL_FILES)
+    try:
+        names = [child.name for child in path.iterdir()]
+    except FileNotFoundError:
+        return
+    others = sorted(name for name in names if name not in MODEL_FILES)
+    if others:
         raise MimickModelError(
             f"{path}: not empty and not a Mimick model (it holds {', '.join(others[:3])}"
             f"{', ...' if len(others) > 3 else ''}); refusing to replace it: choose a new directory"
