@@ -665,6 +665,11 @@ def test_choose_on_dev_keeps_the_dev_best_run(tmp_path):
     assert (chosen / "spacy.spacy").read_bytes() == b"spacy predictions"
     assert json.loads((chosen / "dev_choice.json").read_text())["dev_choices"]["both"]["candidates"] == [
         "_lowres", "_lowres-ls10"]
+    # The chosen runs' folders: relative links to the winners' (what `package` reads).
+    runs = project / "training" / f"{TREEBANK}_lowres-dev" / "n5000.s0"
+    assert os.readlink(runs / "both") == f"../../{TREEBANK}_lowres-ls10/n5000.s0/both"
+    assert (runs / "both" / "model-best" / "meta.json").is_file()
+    assert os.readlink(runs / "mimick") == f"../../{TREEBANK}_lowres/n5000.s0/mimick"
     results = report_script.load_results(project / "metrics")
     assert {key for key in results.runs if key[0] == f"{TREEBANK}_lowres-dev"} == {
         (f"{TREEBANK}_lowres-dev", 5000, 0, v) for v in ("both", "mimick", "spacy")}
@@ -673,6 +678,28 @@ def test_choose_on_dev_keeps_the_dev_best_run(tmp_path):
     chosen_rows = table(rendered, "## 5. Settings chosen on dev")
     assert any("| Both | 1 | _lowres 0, _lowres-ls10 1 | _lowres 90.00, _lowres-ls10 93.00 |" in row for row in chosen_rows)
     assert any("| Mimick | 1 | _lowres 1, _lowres-ls10 0 | _lowres 62.50, _lowres-ls10 62.50 |" in row for row in chosen_rows)
+
+
+def test_choose_on_dev_links_the_chosen_run_and_never_replaces_a_folder(tmp_path):
+    import choose_on_dev as choose_script
+
+    kwargs = dict(training_dir=tmp_path / "training", metrics_dir=tmp_path / "metrics")
+    args = (TREEBANK, "n5000.s0", ["_lowres", "_lowres-ls10"], "_lowres-dev")
+    write_candidate_run(tmp_path, "_lowres", "both", (0.90, 0.90), 0.9)
+    write_candidate_run(tmp_path, "_lowres-ls10", "both", (0.95, 0.90), 0.9)
+    choose_script.choose(*args, **kwargs)
+    link = tmp_path / "training" / f"{TREEBANK}_lowres-dev" / "n5000.s0" / "both"
+    runs = {c: (tmp_path / "training" / f"{TREEBANK}{c}" / "n5000.s0" / "both").resolve() for c in args[2]}
+    assert link.resolve() == runs["_lowres-ls10"]
+    # Chosen again after the recipe's run changed: the link follows the new choice.
+    meta = runs["_lowres"] / "model-best" / "meta.json"
+    meta.write_text(json.dumps({"performance": {"pos_acc": 0.99, "attr_micro_f": 0.99}}))
+    choose_script.choose(*args, **kwargs)
+    assert link.resolve() == runs["_lowres"] and not list(link.parent.glob(".*"))
+    link.unlink()
+    link.mkdir()
+    with pytest.raises(SystemExit, match="is a folder, not the link to a chosen run"):
+        choose_script.choose(*args, **kwargs)
 
 
 def test_choose_on_dev_refuses_what_it_cannot_compare(tmp_path):

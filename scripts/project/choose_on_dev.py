@@ -14,7 +14,10 @@ dev to be used). The winner's test metrics and predictions are copied to
 ``metrics/<TREEBANK><output-recipe>/<UNIT>/``, with the choice recorded in its JSON
 (``dev_choice``) and in ``dev_choice.json`` there; spaCy's baseline (``spacy.json``,
 ``spacy.spacy``), which trains once, is copied from the first candidate that has it, so that
-``significance-spacy`` and ``report.py`` read the chosen runs like any other set.
+``significance-spacy`` and ``report.py`` read the chosen runs like any other set. The chosen
+runs' folders get a path of the same shape, ``training/<TREEBANK><output-recipe>/<UNIT>/<variant>``:
+a relative link to the winner's folder (no copy of the model), which ``package`` and the
+benchmarks take like any run.
 
 This is the per-language choice of docs/low_resource.md: a setting such as label smoothing
 helps French and costs English, and dev, not test, says which language gets it. Test scores
@@ -22,6 +25,7 @@ are never read to choose.
 """
 import argparse
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -62,6 +66,20 @@ def copy_run(source: Path, out_dir: Path, variant: str, treebank: str, **fields)
     write_json(out_dir / f"{variant}.json", record)
 
 
+def link_run(source: Path, link: Path) -> None:
+    """Point ``link`` at the run folder ``source`` with a relative symlink, replacing an earlier
+    link (a new choice) but never a real folder."""
+    if link.exists() and not link.is_symlink():
+        raise SystemExit(f"error: {link} is a folder, not the link to a chosen run that choose-on-dev "
+                         "makes; move it away to choose again")
+    link.parent.mkdir(parents=True, exist_ok=True)
+    tmp = link.parent / f".{link.name}.link-tmp"
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    os.symlink(os.path.relpath(source, link.parent), tmp)
+    os.replace(tmp, link)
+
+
 def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
            variants=TAGGER_VARIANTS, training_dir: Path = Path("training"),
            metrics_dir: Path = Path("metrics")) -> Dict[str, Dict]:
@@ -90,6 +108,7 @@ def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
             raise SystemExit(f"error: {record_path} (and {variant}.spacy) missing: evaluate {treebank}{chosen} first")
         choice = {"chosen": chosen, "dev_scores": scores, "candidates": candidates}
         copy_run(source, out_dir, variant, f"{treebank}{output_recipe}", dev_choice=choice)
+        link_run(runs[chosen].parent, training_dir / f"{treebank}{output_recipe}" / unit / variant)
         choices[variant] = choice
         print(f"{treebank} {unit} {variant}: " + ", ".join(f"{c} {100 * s:.2f}" for c, s in scores.items())
               + f" on dev -> {chosen}")
@@ -101,6 +120,9 @@ def choose(treebank: str, unit: str, candidates: List[str], output_recipe: str,
         found = next((d for d in sources if (d / f"{baseline}.json").is_file()), None)
         if found is not None:
             copy_run(found, out_dir, baseline, f"{treebank}{output_recipe}")
+            run = training_dir / found.parent.name / unit / baseline
+            if run.is_dir():
+                link_run(run, training_dir / f"{treebank}{output_recipe}" / unit / baseline)
     # No "variant"/"scores" keys: report.py does not take it for a run.
     write_json(out_dir / "dev_choice.json", {"dev_choices": choices})
     return choices
