@@ -78,7 +78,8 @@ def folder_lock(folder: Union[str, Path], shared: bool = False) -> Iterator[None
 
     ``shared=True`` is the readers' lock: loads run side by side but never while a save of the
     folder is between its renames, so a load sees a whole model, never a missing or mixed one.
-    A reader that may not open the folder (no read permission) reads without the lock."""
+    A reader that may not open or flock the folder (no read permission, a filesystem without
+    flock) reads without the lock."""
     try:
         import fcntl
     except ImportError:  # not POSIX: no lock
@@ -107,12 +108,20 @@ def folder_lock(folder: Union[str, Path], shared: bool = False) -> Iterator[None
             held[key] -= 1
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        held[key] = 1
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            locked = True
+        except OSError:  # a filesystem without flock: readers go on without the lock
+            if not shared:
+                raise
+            locked = False
+        if locked:
+            held[key] = 1
         try:
             yield
         finally:
-            del held[key]
+            if locked:
+                del held[key]
     finally:
         os.close(fd)  # releases the lock
 

@@ -1272,3 +1272,46 @@ def test_every_area_has_scenarios():
 if __name__ == "__main__":
     DOC.write_text(render(), encoding="utf8")
     print(f"wrote {DOC}")
+
+
+def test_folder_lock_shared_readers_exclusive_writers(tmp_path, monkeypatch):
+    """Readers share the folder lock with each other, a writer waits for them (another thread:
+    flock locks belong to open files, so they conflict within a process too); a filesystem
+    without flock lets readers through and stops writers."""
+    import fcntl
+    import threading
+
+    from spacy_mimick.atomic import folder_lock
+
+    events = []
+    with folder_lock(tmp_path, shared=True):
+        with folder_lock(tmp_path, shared=True):  # re-entrant in this thread
+            pass
+        other_reader = threading.Thread(target=lambda: folder_lock_and_note(tmp_path, True, events))
+        other_reader.start()
+        other_reader.join(timeout=30)
+        assert events == ["shared"]  # a second reader got in while this one reads
+        writer = threading.Thread(target=lambda: folder_lock_and_note(tmp_path, False, events))
+        writer.start()
+        writer.join(timeout=0.5)
+        assert writer.is_alive() and events == ["shared"]  # the writer waits for the reader
+    writer.join(timeout=30)
+    assert events == ["shared", "exclusive"]
+
+    def no_flock(fd, operation):
+        raise OSError(37, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    with folder_lock(tmp_path, shared=True):
+        events.append("read without a lock")
+    with pytest.raises(OSError, match="No locks available"):
+        with folder_lock(tmp_path):
+            pass
+    assert events[-1] == "read without a lock"
+
+
+def folder_lock_and_note(folder: Path, shared: bool, events: List[str]) -> None:
+    from spacy_mimick.atomic import folder_lock
+
+    with folder_lock(folder, shared=shared):
+        events.append("shared" if shared else "exclusive")
