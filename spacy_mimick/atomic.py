@@ -9,7 +9,7 @@ import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Iterator, Union
+from typing import IO, Callable, Iterator, Optional, Union
 
 
 def _umask() -> int:
@@ -141,16 +141,22 @@ def _clean_stale(path: Path) -> None:
 
 
 @contextmanager
-def atomic_directory(path: Union[str, Path]) -> Iterator[Path]:
+def atomic_directory(path: Union[str, Path], check: Optional[Callable[[Path], None]] = None) -> Iterator[Path]:
     """Yield a temporary folder beside ``path`` to write into; when the block ends without error
     it replaces ``path`` (moved aside, then removed). On any error or interruption (SIGTERM
     included) ``path`` is as it was and the temporary folder is removed. Saves of the same
-    folder are serialized by a lock, and debris of earlier killed saves is cleaned up."""
+    folder are serialized by a lock, and debris of earlier killed saves is cleaned up.
+
+    ``check(path)``, if given, runs first under the lock and raises to refuse the save: what is
+    at ``path`` may have changed since the caller looked (another process saving there), so
+    the caller's own check before the save is not enough."""
     import shutil
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with terminate_as_interrupt(), folder_lock(path.parent):
+        if check is not None:
+            check(path)
         _clean_stale(path)
         tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.tmp-", dir=path.parent))
         try:

@@ -1269,11 +1269,6 @@ def test_every_area_has_scenarios():
     assert len(ids) == len(set(ids))
 
 
-if __name__ == "__main__":
-    DOC.write_text(render(), encoding="utf8")
-    print(f"wrote {DOC}")
-
-
 def test_folder_lock_shared_readers_exclusive_writers(tmp_path, monkeypatch):
     """Readers share the folder lock with each other, a writer waits for them (another thread:
     flock locks belong to open files, so they conflict within a process too); a filesystem
@@ -1315,3 +1310,8 @@ def folder_lock_and_note(folder: Path, shared: bool, events: List[str]) -> None:
 
     with folder_lock(folder, shared=shared):
         events.append("shared" if shared else "exclusive")
+
+
+if __name__ == "__main__":
+    DOC.write_text(render(), encoding="utf8")
+    print(f"wrote {DOC}")

@@ -22,7 +22,7 @@ from spacy.ml.staticvectors import forward as static_vectors_forward
 from spacy.vectors import Mode
 
 from .. import __version__
-from ..atomic import atomic_directory, folder_lock
+from ..atomic import atomic_directory
 from .mimick_model import MimickModel
 from .mimick_trainer import DEFAULT_ARCH, TrainConfig, train_mimick
 from .mimick_vectors import MimickVectors
@@ -111,6 +111,12 @@ def add_mimick(
     return loaded, AddReport(readers=vector_readers(loaded), trained_words=trained_words)
 
 
+def _refuse_written(output_dir: Path) -> None:
+    if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
+        raise UserError(f"{output_dir}: something was written there while the pipeline was being "
+                        f"made; refusing to replace it (expected a new or empty folder)")
+
+
 def save_pipeline(nlp: Language, output_dir: Path) -> None:
     """``nlp.to_disk`` into a temporary folder beside ``output_dir``, renamed into place at the
     end (``atomic.atomic_directory``: a lock on the folder, debris of killed saves removed);
@@ -118,12 +124,8 @@ def save_pipeline(nlp: Language, output_dir: Path) -> None:
     failure (a full disk, Ctrl-C, SIGTERM) nothing is left behind and ``output_dir`` is as it was."""
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with folder_lock(output_dir.parent):
-            if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
-                raise UserError(f"{output_dir}: something was written there while the pipeline was being "
-                                f"made; refusing to replace it (expected a new or empty folder)")
-            with atomic_directory(output_dir) as tmp:
-                nlp.to_disk(tmp)
+        with atomic_directory(output_dir, check=_refuse_written) as tmp:
+            nlp.to_disk(tmp)
     except OSError as err:
         raise UserError(f"{output_dir}: could not write the pipeline ({err.strerror or err}); "
                         f"nothing was written there") from None

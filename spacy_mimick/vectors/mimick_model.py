@@ -335,16 +335,11 @@ class MimickModel:
         path = Path(path)
         self._check_finite()
         check_model_output(path)  # fail early, before any folder is made
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Checked again under the folder's lock: another process saving the same path moves it
-        # aside and back between the check above and the save, which must not count as "not a
-        # directory". atomic_directory takes the same (re-entrant) lock.
-        with folder_lock(path.parent):
-            check_model_output(path)
-            with atomic_directory(path) as tmp:  # stale debris removed, renamed at the end
-                srsly.write_json(tmp / "config.json", self._config())
-                srsly.write_json(tmp / "features.json", self._features_json())
-                (tmp / "model.pt").write_bytes(self._weights_bytes())
+        # Checked again under the folder's lock, where another save cannot change what is there.
+        with atomic_directory(path, check=check_model_output) as tmp:
+            srsly.write_json(tmp / "config.json", self._config())
+            srsly.write_json(tmp / "features.json", self._features_json())
+            (tmp / "model.pt").write_bytes(self._weights_bytes())
 
     @classmethod
     def from_disk(cls, path: Union[str, Path]) -> "MimickModel":
