@@ -1006,6 +1006,66 @@ def test_seen_word_prior_changes_only_training_words_towards_their_training_tags
         tagger.seen_word_prior = -1.0
 
 
+def test_seen_feature_set_prior_changes_only_training_words_towards_their_sets(trained, vectors_dir):
+    """initialize keeps each training word's feature-set counts (they survive serialization);
+    with the prior on, POS and the unseen words' features stay as they were, and a training
+    word whose counts hold one set, a set of the POS it is given, gets that set."""
+    nlp, train, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    counts = tagger.cfg["seen_feature_set_counts"]
+    assert counts["the"] and sum(counts["was"].values()) > 10
+    fresh = _pipeline(vectors_dir, dropout=0.2)
+    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
+    assert fresh.get_pipe("mimick_tagger").cfg["seen_feature_set_counts"] == counts
+    texts = [eg.predicted.text for eg in dev]
+    plain = [(t.pos_, str(t.morph)) for doc in nlp.pipe(texts) for t in doc]
+    tagger.seen_feature_set_prior = 100.0
+    try:
+        docs = list(nlp.pipe(texts))
+    finally:
+        tagger.seen_feature_set_prior = 0.0
+    tokens = [t for doc in docs for t in doc]
+    assert [p for p, _ in plain] == [t.pos_ for t in tokens]
+    seen = [t.text in counts for t in tokens]
+    assert [m for (_, m), s in zip(plain, seen) if not s] == [str(t.morph) for t, s in zip(tokens, seen) if not s]
+    assert any(m != str(t.morph) for (_, m), t in zip(plain, tokens))  # something changed
+    sets = tagger.cfg["feature_sets_by_pos"]
+    one_set = [(t, next(iter(counts[t.text]))) for t in tokens
+               if t.text in counts and len(counts[t.text]) == 1 and next(iter(counts[t.text])) in sets.get(t.pos_, [])]
+    assert one_set and all(str(t.morph) == feats for t, feats in one_set)
+    with pytest.raises(ValueError, match="seen_feature_set_prior"):
+        tagger.seen_feature_set_prior = -1.0
+
+
+def test_choose_word_priors_v2_also_keeps_the_feature_set_weight_best_on_dev(trained):
+    """v2 chooses the POS weights as v1 does, then the feature sets' weight whose UFeats exact
+    match (morph_acc, as nlp.evaluate measures it) is highest on the corpus, the first listed on
+    a tie."""
+    from spacy_mimick.tagger.seen_words import make_choose_word_priors, make_choose_word_priors_v2
+
+    nlp, _, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    weights = [0.0, 0.5, 2.0, 100.0]
+    try:
+        make_choose_word_priors(lambda _: iter(dev))(nlp)
+        pos_weights = tagger.unseen_penalty, tagger.seen_word_prior
+        accuracy = {}
+        for w in weights:
+            tagger.seen_feature_set_prior = w
+            accuracy[w] = nlp.evaluate(dev)["morph_acc"]
+        assert len(set(accuracy.values())) > 1
+        tagger.unseen_penalty, tagger.seen_word_prior, tagger.seen_feature_set_prior = 0.5, 0.5, 0.5
+        callback = make_choose_word_priors_v2(lambda _: iter(dev), feature_set_weights=weights)
+        assert callback(nlp) is nlp
+        assert (tagger.unseen_penalty, tagger.seen_word_prior) == pos_weights
+        best = max(accuracy.values())
+        assert tagger.seen_feature_set_prior == next(w for w in weights if accuracy[w] == pytest.approx(best))
+    finally:
+        tagger.unseen_penalty, tagger.seen_word_prior, tagger.seen_feature_set_prior = 0.0, 0.0, 0.0
+    with pytest.raises(ValueError, match="feature_set_weights"):
+        make_choose_word_priors_v2(lambda _: iter(dev), feature_set_weights=[])
+
+
 def test_choose_word_priors_keeps_the_weights_best_on_dev(trained):
     """The default recipe's before_to_disk callback sets both weights to the pair whose POS
     accuracy on the corpus is highest, as nlp.evaluate measures it through the tagger's own

@@ -128,6 +128,9 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
         if (metrics or {}).get("seen_feature_sets"):
             lines += ["Each word's features are one feature set that its training data shows with the word's "
                       "part of speech (the most probable of them), not each feature on its own.", ""]
+        if (metrics or {}).get("seen_feature_sets") and metrics.get("seen_feature_set_prior"):
+            lines += [f"On words of its training data the tagger raises the feature sets that the word had there "
+                      f"(weight {metrics['seen_feature_set_prior']:g}, chosen on the dev set).", ""]
         lines += raw_text_lines(raw_text, scores)
         if segmentation:
             lines += [segmentation, ""]

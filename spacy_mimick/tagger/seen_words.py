@@ -14,8 +14,11 @@ decoding.
 Measured (docs/low_resource.md, ``benchmarks/seen_word_prior.py``): on the saved 5,000-token Both
 models of every treebank the prior helps at the weights chosen on dev in most runs, so the
 default recipe chooses its weight on each run's dev set together with the penalty on unseen
-words (``spacy_mimick.choose_word_priors.v1``, the default recipe's ``[training.before_to_disk]``).
-The two rules change disjoint tokens (seen, unseen), so each weight is chosen on its own tokens.
+words (``spacy_mimick.choose_word_priors.v1``; ``.v2``, the default recipe's
+``[training.before_to_disk]``, also chooses ``seen_feature_set_prior``, the same rule on the
+feature sets, ``feature_sets.SeenSetPrior``). The two POS rules change disjoint tokens (seen,
+unseen), so each weight is chosen on its own tokens; the feature sets' weight is chosen after
+them, on the POS they decode.
 """
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Mapping, Sequence, Tuple
@@ -25,10 +28,13 @@ import spacy
 from spacy.language import Language
 from spacy.training import Example
 
-from .unseen_words import PENALTY_WEIGHTS, dev_pos_scores, penalty_vector
+from .feature_sets import gold_set_rows
+from .unseen_words import PENALTY_WEIGHTS, dev_pos_scores, dev_scores, penalty_vector
 
 # The weights the default recipe chooses among on dev, the plain decoding first (it wins ties).
 PRIOR_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
+# The same for the feature sets' prior (``seen_feature_set_prior``).
+SET_PRIOR_WEIGHTS = (0.0, 0.5, 1.0, 2.0, 4.0)
 
 
 def pos_counts_by_form(tokens: Iterable[Tuple[str, str]]) -> Dict[str, Dict[str, int]]:
@@ -129,6 +135,57 @@ def make_choose_word_priors(
         tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
             scores, gold, tagger.unseen_forms(read), rows, tagger.cfg.get("unseen_pos_log_prior") or {},
             log_prior, list(tagger.cfg["labels_pos"]), unseen_weights, seen_weights)
+        return nlp
+
+    return before_to_disk
+
+
+@spacy.registry.callbacks("spacy_mimick.choose_word_priors.v2")
+def make_choose_word_priors_v2(
+    corpus: Callable[[Language], Iterable[Example]],
+    unseen_weights: List[float] = list(PENALTY_WEIGHTS),
+    seen_weights: List[float] = list(PRIOR_WEIGHTS),
+    feature_set_weights: List[float] = list(SET_PRIOR_WEIGHTS),
+    component: str = "mimick_tagger",
+) -> Callable[[Language], Language]:
+    """As ``spacy_mimick.choose_word_priors.v1``, and then the tagger's
+    ``seen_feature_set_prior`` (the feature sets each training word had, raised on that word)
+    set to the weight of ``feature_set_weights`` that gets most of dev's feature sets exactly
+    right (UFeats, spaCy's ``morph_acc``), with the POS weights just chosen (the first listed
+    on a tie). A tagger without ``seen_feature_sets``, without attributes or saved before the
+    counts were kept keeps its weight. One pass of the tagger over dev per save, as v1."""
+    for name, weights in (("unseen_weights", unseen_weights), ("seen_weights", seen_weights),
+                          ("feature_set_weights", feature_set_weights)):
+        if not weights or any(w < 0 for w in weights):
+            raise ValueError(f"choose_word_priors: {name} must be a non-empty list of values >= 0, got {weights!r}")
+    cache: Dict[str, object] = {}
+
+    def before_to_disk(nlp: Language) -> Language:
+        tagger = nlp.get_pipe(component)
+        dev = dev_scores(nlp, component, corpus, cache)
+        if dev is None:
+            return nlp
+        docs, gold, scores = dev
+        labels = list(tagger.cfg["labels_pos"])
+        forms, log_prior = tagger.seen_log_prior()
+        read = tagger.read_forms(docs)
+        rows = seen_rows(forms, read)
+        tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
+            scores[:, :len(labels)], gold, tagger.unseen_forms(read), rows,
+            tagger.cfg.get("unseen_pos_log_prior") or {}, log_prior, labels, unseen_weights, seen_weights)
+        heads = tagger._heads
+        if not (tagger.seen_feature_sets and len(heads) > 1 and len(tagger.seen_set_prior())):
+            return nlp
+        if cache.get("set_rows_heads") != heads:
+            cache.update(set_rows_heads=heads, set_rows=gold_set_rows(cache["feats"], heads[1:]))
+        gold_sets = cache["set_rows"]
+        keep = (gold_sets >= 0).all(axis=1)
+        right = []
+        for weight in feature_set_weights:
+            tagger.seen_feature_set_prior = weight
+            ids = tagger.decode(scores.copy(), docs, read)
+            right.append(int(((ids[:, 1:] == gold_sets).all(axis=1) & keep).sum()))
+        tagger.seen_feature_set_prior = feature_set_weights[int(numpy.argmax(right))]
         return nlp
 
     return before_to_disk

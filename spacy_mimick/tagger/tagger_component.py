@@ -8,7 +8,7 @@ in :meth:`MimickTagger.initialize`.
 from collections import Counter
 from functools import partial
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
@@ -35,7 +35,9 @@ from .tagger_model import (
     corrected_texts, get_train_words, has_pretrained_vector, set_tagger_shapes, set_tagger_tables,
     through_components_before,
 )
-from .feature_sets import decode_feature_sets, feature_set_table, feature_sets_by_pos
+from .feature_sets import (
+    SeenSetPrior, decode_feature_sets, feature_set_counts_by_form, feature_set_table, feature_sets_by_pos,
+)
 from .seen_words import pos_counts_by_form, seen_log_prior, seen_rows, seen_shift
 from .unseen_words import hapax_pos_log_prior, penalty_vector
 
@@ -203,6 +205,7 @@ class MimickTagger(TrainablePipe):
         self._rehearsal_model = None
         self._seen_log_prior: Optional[Tuple[Dict[str, Dict[str, int]], List[str], Tuple[Dict[str, int], numpy.ndarray]]] = None
         self._feature_set_table: Optional[Tuple[Any, Any, Dict[int, numpy.ndarray]]] = None
+        self._seen_set_prior: Optional[Tuple[Any, Any, SeenSetPrior]] = None
         cfg: Dict[str, Any] = {
             "labels_pos": [],
             "labels_morph": {},
@@ -216,6 +219,8 @@ class MimickTagger(TrainablePipe):
             "seen_pos_counts": {},
             "seen_word_prior": 0.0,
             "feature_sets_by_pos": {},
+            "seen_feature_set_counts": {},
+            "seen_feature_set_prior": 0.0,
         }
         self.cfg = dict(sorted(cfg.items()))
         self.scorer = scorer
@@ -268,8 +273,23 @@ class MimickTagger(TrainablePipe):
     def seen_word_prior(self, weight: float) -> None:
         self._set_weight("seen_word_prior", weight)
 
+    @property
+    def seen_feature_set_prior(self) -> float:
+        """On a word seen in training, with ``seen_feature_sets``, each candidate feature set is
+        raised by this weight times log((c_s + q_s) / (n + 1)): c_s of the word's n annotated
+        training tokens had the set, q_s is the set's share of the training data
+        (``feature_sets.SeenSetPrior``; the counts are kept in the cfg by initialize). Saved with
+        the component; 0.0 is off. The default recipe chooses it on dev as it trains
+        (``spacy_mimick.choose_word_priors.v2``)."""
+        return float(self.cfg.get("seen_feature_set_prior", 0.0))
+
+    @seen_feature_set_prior.setter
+    def seen_feature_set_prior(self, weight: float) -> None:
+        self._set_weight("seen_feature_set_prior", weight)
+
     def _set_weight(self, key: str, weight: float) -> None:
-        """A decoding weight of the cfg (``unseen_penalty``, ``seen_word_prior``): >= 0."""
+        """A decoding weight of the cfg (``unseen_penalty``, ``seen_word_prior``,
+        ``seen_feature_set_prior``): >= 0."""
         if not weight >= 0:
             raise ValueError(f"{self.name}: {key} must be >= 0, got {weight!r}")
         self.cfg[key] = float(weight)
@@ -356,6 +376,8 @@ class MimickTagger(TrainablePipe):
         self.cfg["unseen_pos_log_prior"] = hapax_pos_log_prior(tagged_forms)
         self.cfg["seen_pos_counts"] = pos_counts_by_form(tagged_forms)
         self.cfg["feature_sets_by_pos"] = feature_sets_by_pos(tagged_feats)
+        self.cfg["seen_feature_set_counts"] = feature_set_counts_by_form(
+            (form, pos, feats) for (form, _), (pos, feats) in zip(tagged_forms, tagged_feats))
         # Add-one smoothed frequencies of each head's values: its initial output biases.
         value_counts = [[pos_counts[pos] for pos in self.cfg["labels_pos"]]]
         for attr, values in self.cfg["labels_morph"].items():
@@ -480,9 +502,21 @@ class MimickTagger(TrainablePipe):
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc), n_heads), dtype="int64") for doc in docs]
         flat = numpy.concatenate(self.scores(docs))
+        ids = self.decode(flat, docs)
+        return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
+
+    def decode(self, flat: numpy.ndarray, docs: Sequence[Doc], read: Optional[List[str]] = None) -> numpy.ndarray:
+        """(n_tokens, n_heads) value indices of the tokens of ``docs`` (in order) from their
+        scores (``flat``: :meth:`scores` of the Docs, concatenated; changed in place) with the
+        decoding rules and their weights now. ``read``: the forms as ``read_forms`` gives them,
+        when the caller has them."""
+        n_heads = len(self._heads)
         offsets = head_offsets([len(values) for _, values in self._heads])
         penalty = self._unseen_penalty()
-        read = self.read_forms(docs) if penalty is not None or self.seen_word_prior else []
+        set_weight = self.seen_feature_set_prior if self.seen_feature_sets and n_heads > 1 else 0.0
+        if read is None:
+            needed = penalty is not None or self.seen_word_prior or set_weight
+            read = self.read_forms(docs) if needed else []
         if penalty is not None:
             flat[self.unseen_forms(read), offsets[0]:offsets[1]] += penalty
         if self.seen_word_prior:
@@ -495,9 +529,11 @@ class MimickTagger(TrainablePipe):
         )
         table = self.feature_set_table() if self.seen_feature_sets and n_heads > 1 else {}
         if table:
+            prior = self.seen_set_prior() if set_weight else None
             ids[:, 1:] = decode_feature_sets(
-                [flat[:, offsets[h] : offsets[h + 1]] for h in range(1, n_heads)], ids[:, 0], table)
-        return numpy.split(ids, numpy.cumsum([len(doc) for doc in docs])[:-1])
+                [flat[:, offsets[h] : offsets[h + 1]] for h in range(1, n_heads)], ids[:, 0], table,
+                prior=prior if prior is not None and len(prior) else None, forms=read, weight=set_weight)
+        return ids
 
     def feature_set_table(self) -> Dict[int, numpy.ndarray]:
         """The training data's feature sets per POS as the heads' value indices
@@ -509,6 +545,16 @@ class MimickTagger(TrainablePipe):
         if cached is None or cached[0] is not sets or cached[1] != heads:
             table = feature_set_table(sets, heads[0][1], heads[1:]) if sets else {}
             cached = self._feature_set_table = (sets, heads, table)
+        return cached[2]
+
+    def seen_set_prior(self) -> SeenSetPrior:
+        """The training words' feature sets as a prior (``feature_sets.SeenSetPrior``), built
+        from the cfg's counts once (empty for a pipeline saved before the counts existed)."""
+        counts = self.cfg.get("seen_feature_set_counts") or {}
+        heads = self._heads[1:]
+        cached = self._seen_set_prior
+        if cached is None or cached[0] is not counts or cached[1] != heads:
+            cached = self._seen_set_prior = (counts, heads, SeenSetPrior(counts, heads))
         return cached[2]
 
     def read_forms(self, docs: Iterable[Doc]) -> List[str]:

@@ -11,7 +11,7 @@ new had they been left out; Baayen & Sproat 1996, the unknown-word model of HMM 
 Measured (docs/low_resource.md, ``benchmarks/unseen_word_rules.py``): lowering, on unseen words,
 the tags rarer than average on new words helps Vietnamese and costs English at the same weight,
 so the weight is chosen on each run's dev set, 0 (off) when nothing gains: by the default
-recipe's ``[training.before_to_disk]``, ``spacy_mimick.choose_word_priors.v1`` (seen_words.py),
+recipe's ``[training.before_to_disk]``, ``spacy_mimick.choose_word_priors.v2`` (seen_words.py),
 together with the prior on seen words; ``spacy_mimick.choose_unseen_penalty.v1`` chooses this
 weight alone, for the configs that name it.
 """
@@ -117,6 +117,19 @@ def dev_pos_scores(
     """For the dev-choice callbacks: the corpus's Docs, through the components before the tagger
     (once per vocab, kept in ``cache``), the gold POS label index of each token (-1 where it has
     none or the tagger lacks it), and the tagger's POS scores now; None for an empty corpus."""
+    dev = dev_scores(nlp, component, corpus, cache)
+    if dev is None:
+        return None
+    docs, gold, scores = dev
+    return docs, gold, scores[:, :len(nlp.get_pipe(component).cfg["labels_pos"])]
+
+
+def dev_scores(
+    nlp: Language, component: str, corpus: Callable[[Language], Iterable[Example]], cache: Dict[str, object],
+) -> Optional[Tuple[List[Doc], numpy.ndarray, numpy.ndarray]]:
+    """As :func:`dev_pos_scores`, with every head's scores (the tagger's ``scores``); the cache
+    also keeps each token's gold FEATS string (``cache["feats"]``, None where the token has
+    no annotation)."""
     tagger = nlp.get_pipe(component)
     labels = list(tagger.cfg["labels_pos"])
     if cache.get("vocab") is not nlp.vocab:
@@ -125,10 +138,11 @@ def dev_pos_scores(
         index = {label: i for i, label in enumerate(labels)}
         gold = [index.get(pos, -1) if pos else -1
                 for eg in examples for pos in eg.get_aligned("POS", as_string=True)]
-        cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold))
+        feats = [feats if pos else None for eg in examples
+                 for pos, feats in zip(eg.get_aligned("POS", as_string=True), eg.get_aligned("MORPH", as_string=True))]
+        cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold), feats=feats)
     docs = cache["docs"]
-    scores = [s[:, :len(labels)] for start in range(0, len(docs), 256)
-              for s in tagger.scores(docs[start:start + 256])]
+    scores = [s for start in range(0, len(docs), 256) for s in tagger.scores(docs[start:start + 256])]
     if not scores:
         return None
     return docs, cache["gold"], numpy.concatenate(scores)
