@@ -891,6 +891,26 @@ def test_spelling_correction_reads_the_table_word_of_a_typo(vectors_dir, tiny_mi
     assert spacy.load(tmp_path / "nlp").get_pipe("mimick_tagger").spelling_correction is True
 
 
+
+def _cfg_after_bytes(tagger, vectors_dir, key):
+    """The tagger's cfg[key] as a fresh pipeline's tagger has it after from_bytes."""
+    fresh = _pipeline(vectors_dir, dropout=0.2)
+    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
+    return fresh.get_pipe("mimick_tagger").cfg[key]
+
+
+def _tag_with(nlp, texts, **weights):
+    """The Docs of ``texts`` tagged with the tagger's decoding weights set (then put back)."""
+    tagger = nlp.get_pipe("mimick_tagger")
+    before = {name: getattr(tagger, name) for name in weights}
+    for name, weight in weights.items():
+        setattr(tagger, name, weight)
+    try:
+        return list(nlp.pipe(texts))
+    finally:
+        for name, weight in before.items():
+            setattr(tagger, name, weight)
+
 def test_unseen_penalty_changes_only_unseen_words_away_from_closed_classes(trained, vectors_dir):
     """The hapax estimate comes from initialize and survives serialization; with the penalty
     on, the tags of training words stay as they were, and unseen words stop getting the tags
@@ -899,18 +919,11 @@ def test_unseen_penalty_changes_only_unseen_words_away_from_closed_classes(train
     tagger = nlp.get_pipe("mimick_tagger")
     prior = tagger.cfg["unseen_pos_log_prior"]
     assert prior["ADP"] < -1 and prior["DET"] < -1 and prior["NOUN"] > 0
-    fresh = _pipeline(vectors_dir, dropout=0.2)
-    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
-    assert fresh.get_pipe("mimick_tagger").cfg["unseen_pos_log_prior"] == pytest.approx(prior)
+    assert _cfg_after_bytes(tagger, vectors_dir, "unseen_pos_log_prior") == pytest.approx(prior)
     texts = [eg.predicted.text for eg in dev]
     train_words = set(tagger.train_words)
     plain = [t.pos_ for doc in nlp.pipe(texts) for t in doc]
-    tagger.unseen_penalty = 100.0
-    try:
-        docs = list(nlp.pipe(texts))
-    finally:
-        tagger.unseen_penalty = 0.0
-    tokens = [t for doc in docs for t in doc]
+    tokens = [t for doc in _tag_with(nlp, texts, unseen_penalty=100.0) for t in doc]
     seen = [t.text in train_words for t in tokens]
     assert [p for p, s in zip(plain, seen) if s] == [t.pos_ for t, s in zip(tokens, seen) if s]
     strong = {pos for pos, value in prior.items() if value < -1}
@@ -986,17 +999,10 @@ def test_seen_word_prior_changes_only_training_words_towards_their_training_tags
     tagger = nlp.get_pipe("mimick_tagger")
     counts = tagger.cfg["seen_pos_counts"]
     assert counts["the"]["DET"] > 100 and sum(counts["that"].values()) > 10 and len(counts["that"]) > 1
-    fresh = _pipeline(vectors_dir, dropout=0.2)
-    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
-    assert fresh.get_pipe("mimick_tagger").cfg["seen_pos_counts"] == counts
+    assert _cfg_after_bytes(tagger, vectors_dir, "seen_pos_counts") == counts
     texts = [eg.predicted.text for eg in dev]
     plain = [t.pos_ for doc in nlp.pipe(texts) for t in doc]
-    tagger.seen_word_prior = 100.0
-    try:
-        docs = list(nlp.pipe(texts))
-    finally:
-        tagger.seen_word_prior = 0.0
-    tokens = [t for doc in docs for t in doc]
+    tokens = [t for doc in _tag_with(nlp, texts, seen_word_prior=100.0) for t in doc]
     seen = [t.text in counts for t in tokens]
     assert [p for p, s in zip(plain, seen) if not s] == [t.pos_ for t, s in zip(tokens, seen) if not s]
     one_tag = [(t, next(iter(counts[t.text]))) for t in tokens if t.text in counts and len(counts[t.text]) == 1]
@@ -1014,17 +1020,10 @@ def test_seen_feature_set_prior_changes_only_training_words_towards_their_sets(t
     tagger = nlp.get_pipe("mimick_tagger")
     counts = tagger.cfg["seen_feature_set_counts"]
     assert counts["the"] and sum(counts["was"].values()) > 10
-    fresh = _pipeline(vectors_dir, dropout=0.2)
-    fresh.get_pipe("mimick_tagger").from_bytes(tagger.to_bytes())
-    assert fresh.get_pipe("mimick_tagger").cfg["seen_feature_set_counts"] == counts
+    assert _cfg_after_bytes(tagger, vectors_dir, "seen_feature_set_counts") == counts
     texts = [eg.predicted.text for eg in dev]
     plain = [(t.pos_, str(t.morph)) for doc in nlp.pipe(texts) for t in doc]
-    tagger.seen_feature_set_prior = 100.0
-    try:
-        docs = list(nlp.pipe(texts))
-    finally:
-        tagger.seen_feature_set_prior = 0.0
-    tokens = [t for doc in docs for t in doc]
+    tokens = [t for doc in _tag_with(nlp, texts, seen_feature_set_prior=100.0) for t in doc]
     assert [p for p, _ in plain] == [t.pos_ for t in tokens]
     seen = [t.text in counts for t in tokens]
     assert [m for (_, m), s in zip(plain, seen) if not s] == [str(t.morph) for t, s in zip(tokens, seen) if not s]

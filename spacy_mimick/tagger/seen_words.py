@@ -26,6 +26,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Sequence, Tuple
 import numpy
 import spacy
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.training import Example
 
 from .feature_sets import gold_set_rows
@@ -118,26 +119,35 @@ def make_choose_word_priors(
     (words in it) to the weights that get most POS right on it (the first listed on a tie).
     The components before the tagger (Mimick's vectors, frozen) run once; each save costs one
     pass of the tagger over dev."""
-    for name, weights in (("unseen_weights", unseen_weights), ("seen_weights", seen_weights)):
-        if not weights or any(w < 0 for w in weights):
-            raise ValueError(f"choose_word_priors: {name} must be a non-empty list of values >= 0, got {weights!r}")
+    _check_weights(unseen_weights=unseen_weights, seen_weights=seen_weights)
     cache: Dict[str, object] = {}
 
     def before_to_disk(nlp: Language) -> Language:
-        tagger = nlp.get_pipe(component)
         dev = dev_pos_scores(nlp, component, corpus, cache)
-        if dev is None:
-            return nlp
-        docs, gold, scores = dev
-        forms, log_prior = tagger.seen_log_prior()
-        read = tagger.read_forms(docs)
-        rows = seen_rows(forms, read)
-        tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
-            scores, gold, tagger.unseen_forms(read), rows, tagger.cfg.get("unseen_pos_log_prior") or {},
-            log_prior, list(tagger.cfg["labels_pos"]), unseen_weights, seen_weights)
+        if dev is not None:
+            _set_pos_weights(nlp.get_pipe(component), *dev, unseen_weights, seen_weights)
         return nlp
 
     return before_to_disk
+
+
+def _check_weights(**lists: List[float]) -> None:
+    for name, weights in lists.items():
+        if not weights or any(w < 0 for w in weights):
+            raise ValueError(f"choose_word_priors: {name} must be a non-empty list of values >= 0, got {weights!r}")
+
+
+def _set_pos_weights(tagger, docs: List[Doc], gold: numpy.ndarray, scores: numpy.ndarray,
+                     unseen_weights: Sequence[float], seen_weights: Sequence[float]) -> List[str]:
+    """Set the tagger's two POS weights to those best on the dev tokens (``scores``: their POS
+    scores first); returns the forms as the tagger reads them."""
+    labels = list(tagger.cfg["labels_pos"])
+    forms, log_prior = tagger.seen_log_prior()
+    read = tagger.read_forms(docs)
+    tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
+        scores[:, :len(labels)], gold, tagger.unseen_forms(read), seen_rows(forms, read),
+        tagger.cfg.get("unseen_pos_log_prior") or {}, log_prior, labels, unseen_weights, seen_weights)
+    return read
 
 
 @spacy.registry.callbacks("spacy_mimick.choose_word_priors.v2")
@@ -154,10 +164,7 @@ def make_choose_word_priors_v2(
     right (UFeats, spaCy's ``morph_acc``), with the POS weights just chosen (the first listed
     on a tie). A tagger without ``seen_feature_sets``, without attributes or saved before the
     counts were kept keeps its weight. One pass of the tagger over dev per save, as v1."""
-    for name, weights in (("unseen_weights", unseen_weights), ("seen_weights", seen_weights),
-                          ("feature_set_weights", feature_set_weights)):
-        if not weights or any(w < 0 for w in weights):
-            raise ValueError(f"choose_word_priors: {name} must be a non-empty list of values >= 0, got {weights!r}")
+    _check_weights(unseen_weights=unseen_weights, seen_weights=seen_weights, feature_set_weights=feature_set_weights)
     cache: Dict[str, object] = {}
 
     def before_to_disk(nlp: Language) -> Language:
@@ -166,13 +173,7 @@ def make_choose_word_priors_v2(
         if dev is None:
             return nlp
         docs, gold, scores = dev
-        labels = list(tagger.cfg["labels_pos"])
-        forms, log_prior = tagger.seen_log_prior()
-        read = tagger.read_forms(docs)
-        rows = seen_rows(forms, read)
-        tagger.unseen_penalty, tagger.seen_word_prior = choose_weights(
-            scores[:, :len(labels)], gold, tagger.unseen_forms(read), rows,
-            tagger.cfg.get("unseen_pos_log_prior") or {}, log_prior, labels, unseen_weights, seen_weights)
+        read = _set_pos_weights(tagger, docs, gold, scores, unseen_weights, seen_weights)
         heads = tagger._heads
         if not (tagger.seen_feature_sets and len(heads) > 1 and len(tagger.seen_set_prior())):
             return nlp
