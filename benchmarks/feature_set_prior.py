@@ -31,9 +31,10 @@ from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 
 from spacy_mimick.tagger.feature_sets import (
-    decode_feature_sets, feature_set_counts_by_form, feature_sets_by_pos,
+    decode_feature_sets, feature_set_counts_by_form, feature_sets_by_pos, gold_set_rows,
 )
 from spacy_mimick.tagger.pytorch_tagger_model import head_offsets
+from spacy_mimick.tagger.tagger_model import through_components_before
 from spacy_mimick.ud.scorer import score_attributes
 from spacy_mimick.ud.significance import mcnemar
 
@@ -45,22 +46,13 @@ class FrequencyPrior:
     interface of ``feature_sets.SeenSetPrior``)."""
 
     def __init__(self, tagger, train_docs: List[Doc]):
-        heads = tagger._heads[1:]
-        index = [{value: i for i, value in enumerate(values)} for _, values in heads]
-        names = {name: h for h, (name, _) in enumerate(heads)}
         labels = {pos: i for i, pos in enumerate(tagger.cfg["labels_pos"])}
+        tokens = [t for doc in train_docs for t in doc if t.pos_ in labels]
+        rows = gold_set_rows([str(t.morph) for t in tokens], tagger._heads[1:])
         self.counts: Dict[int, Counter] = {}
-        for doc in train_docs:
-            for t in doc:
-                if t.pos_ not in labels:
-                    continue
-                row = [0] * len(heads)
-                for attr, value in t.morph.to_dict().items():
-                    if attr not in names or value not in index[names[attr]]:
-                        break
-                    row[names[attr]] = index[names[attr]][value]
-                else:
-                    self.counts.setdefault(labels[t.pos_], Counter())[tuple(row)] += 1
+        for t, row in zip(tokens, map(tuple, rows.tolist())):
+            if min(row) >= 0:  # a set the heads can hold
+                self.counts.setdefault(labels[t.pos_], Counter())[row] += 1
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -75,10 +67,7 @@ class FrequencyPrior:
 
 def tag(nlp, tagger, gold: List[Doc]):
     docs = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in gold]
-    for name, proc in nlp.pipeline:
-        if name == tagger.name:
-            break
-        docs = list(proc.pipe(docs))
+    docs = through_components_before(nlp, tagger.name, docs)
     flat = numpy.concatenate(tagger.scores(docs))
     return docs, flat, tagger.read_forms(docs)
 

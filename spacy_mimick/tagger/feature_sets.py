@@ -52,6 +52,12 @@ def feature_set_counts_by_form(tokens: Iterable[Tuple[str, str, Dict[str, str]]]
     return {form: dict(sorted(c.items())) for form, c in sorted(counts.items())}
 
 
+def _head_index(heads: Sequence[Tuple[str, Sequence[str]]]) -> Tuple[List[Dict[str, int]], Dict[str, int]]:
+    """([{value: index} per head], {attribute: head}) of the attribute ``heads``."""
+    return ([{value: i for i, value in enumerate(values)} for _, values in heads],
+            {name: h for h, (name, _) in enumerate(heads)})
+
+
 def _set_row(feats: str, index: Sequence[Dict[str, int]], names: Dict[str, int]) -> Optional[Tuple[int, ...]]:
     """The heads' value indices of a FEATS string (NONE = 0 where it names no value), or None
     when it names an attribute or value the heads lack."""
@@ -72,8 +78,7 @@ class SeenSetPrior:
     training tokens (one pseudo-token, as ``seen_words.seen_log_prior`` does for POS)."""
 
     def __init__(self, counts: Mapping[str, Mapping[str, int]], heads: Sequence[Tuple[str, Sequence[str]]]):
-        index = [{value: i for i, value in enumerate(values)} for _, values in heads]
-        names = {name: h for h, (name, _) in enumerate(heads)}
+        index, names = _head_index(heads)
         self.by_form: Dict[str, Dict[Tuple[int, ...], int]] = {}
         self.n_form: Dict[str, int] = {}
         totals: Counter = Counter()
@@ -124,8 +129,7 @@ def gold_set_rows(feats: Sequence[Optional[str]], heads: Sequence[Tuple[str, Seq
     """(len(feats), len(heads)) value indices of gold FEATS strings (spaCy's: ``_`` or "" for
     none), a row of -1 where the token has no annotation (None) or its set names an attribute
     or value the heads lack (no decoding can get it right)."""
-    index = [{value: i for i, value in enumerate(values)} for _, values in heads]
-    names = {name: h for h, (name, _) in enumerate(heads)}
+    index, names = _head_index(heads)
     out = numpy.full((len(feats), len(heads)), -1, dtype="int64")
     for t, string in enumerate(feats):
         if string is None:
@@ -142,8 +146,7 @@ def feature_set_table(sets_by_pos: Dict[str, List[str]], labels_pos: Sequence[st
     """{POS index in ``labels_pos``: (n_sets, len(heads)) value indices} for the attribute
     ``heads`` ((name, values), values starting with NONE). A set naming an attribute or value
     that the heads lack cannot be predicted and is left out."""
-    index = [{value: i for i, value in enumerate(values)} for _, values in heads]
-    names = {name: h for h, (name, _) in enumerate(heads)}
+    index, names = _head_index(heads)
     table = {}
     for p, pos in enumerate(labels_pos):
         rows = [row for row in (_set_row(feats, index, names) for feats in sets_by_pos.get(pos, []))

@@ -177,8 +177,10 @@ def make_choose_word_priors_v2(
         heads = tagger._heads
         if not (tagger.seen_feature_sets and len(heads) > 1 and len(tagger.seen_set_prior())):
             return nlp
-        if cache.get("set_rows_heads") != heads:
-            cache.update(set_rows_heads=heads, set_rows=gold_set_rows(cache["feats"], heads[1:]))
+        # The gold sets as value indices, again when the dev tokens (a new vocab) or the heads change.
+        made_for = cache.get("set_rows_for")
+        if made_for is None or made_for[0] is not cache["feats"] or made_for[1] != heads:
+            cache.update(set_rows_for=(cache["feats"], heads), set_rows=gold_set_rows(cache["feats"], heads[1:]))
         gold_sets = cache["set_rows"]
         keep = (gold_sets >= 0).all(axis=1)
         right = []

@@ -513,7 +513,9 @@ class MimickTagger(TrainablePipe):
         n_heads = len(self._heads)
         offsets = head_offsets([len(values) for _, values in self._heads])
         penalty = self._unseen_penalty()
-        set_weight = self.seen_feature_set_prior if self.seen_feature_sets and n_heads > 1 else 0.0
+        # The feature sets' prior applies only where the sets are decoded and the counts exist.
+        has_counts = bool(self.cfg.get("seen_feature_set_counts"))
+        set_weight = self.seen_feature_set_prior if self.seen_feature_sets and n_heads > 1 and has_counts else 0.0
         if read is None:
             needed = penalty is not None or self.seen_word_prior or set_weight
             read = self.read_forms(docs) if needed else []
@@ -529,10 +531,9 @@ class MimickTagger(TrainablePipe):
         )
         table = self.feature_set_table() if self.seen_feature_sets and n_heads > 1 else {}
         if table:
-            prior = self.seen_set_prior() if set_weight else None
             ids[:, 1:] = decode_feature_sets(
                 [flat[:, offsets[h] : offsets[h + 1]] for h in range(1, n_heads)], ids[:, 0], table,
-                prior=prior if prior is not None and len(prior) else None, forms=read, weight=set_weight)
+                prior=self.seen_set_prior() if set_weight else None, forms=read, weight=set_weight)
         return ids
 
     def feature_set_table(self) -> Dict[int, numpy.ndarray]:

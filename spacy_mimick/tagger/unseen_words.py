@@ -136,10 +136,10 @@ def dev_scores(
         examples = list(corpus(nlp))
         docs = through_components_before(nlp, component, [eg.predicted for eg in examples])
         index = {label: i for i, label in enumerate(labels)}
-        gold = [index.get(pos, -1) if pos else -1
-                for eg in examples for pos in eg.get_aligned("POS", as_string=True)]
-        feats = [feats if pos else None for eg in examples
-                 for pos, feats in zip(eg.get_aligned("POS", as_string=True), eg.get_aligned("MORPH", as_string=True))]
+        pos_feats = [(pos, feats) for eg in examples
+                     for pos, feats in zip(eg.get_aligned("POS", as_string=True), eg.get_aligned("MORPH", as_string=True))]
+        gold = [index.get(pos, -1) if pos else -1 for pos, _ in pos_feats]
+        feats = [feats if pos else None for pos, feats in pos_feats]
         cache.update(vocab=nlp.vocab, docs=docs, gold=numpy.array(gold), feats=feats)
     docs = cache["docs"]
     scores = [s for start in range(0, len(docs), 256) for s in tagger.scores(docs[start:start + 256])]
