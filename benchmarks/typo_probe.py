@@ -83,6 +83,12 @@ CANDIDATES: Dict[str, tuple] = {
     "typo50-n2": ("n-gram 2-6, l2, typo 0.5", {**NGRAM, "n_min": 2}, {**BEFORE, "typo_prob": 0.5}),
     "typo50-freq": ("n-gram, l2, typo 0.5, log-frequency weights", NGRAM,
                     {**BEFORE, "typo_prob": 0.5, "freq_weight": True}),
+    "n3-6-mc1": ("n-gram 3-6 seen in 1+ training words, l2, typo 0.5", {**NGRAM, "min_ngram_count": 1}, {}),
+    "n3-8": ("n-gram 3-8, l2, typo 0.5", {**NGRAM, "n_max": 8}, {}),
+    "n3-8-mc1": ("n-gram 3-8 seen in 1+ training words, l2, typo 0.5",
+                 {**NGRAM, "n_max": 8, "min_ngram_count": 1}, {}),
+    "n3-10-mc1": ("n-gram 3-10 seen in 1+ training words, l2, typo 0.5",
+                  {**NGRAM, "n_max": 10, "min_ngram_count": 1}, {}),
     "typo50-hybrid": ("hybrid (char BiLSTM + n-gram), l2, typo 0.5", HYBRID, {**BEFORE, "typo_prob": 0.5}),
     # LOVE (Chen et al. 2022) as described in its paper, in this trainer: InfoNCE at t 0.07 with
     # in-batch negatives (batches hold words of one length: similar-shaped hard negatives) and
