@@ -513,9 +513,10 @@ class MimickTagger(TrainablePipe):
         n_heads = len(self._heads)
         offsets = head_offsets([len(values) for _, values in self._heads])
         penalty = self._unseen_penalty()
+        decode_sets = self.seen_feature_sets and n_heads > 1
         # The feature sets' prior applies only where the sets are decoded and the counts exist.
         has_counts = bool(self.cfg.get("seen_feature_set_counts"))
-        set_weight = self.seen_feature_set_prior if self.seen_feature_sets and n_heads > 1 and has_counts else 0.0
+        set_weight = self.seen_feature_set_prior if decode_sets and has_counts else 0.0
         if read is None:
             needed = penalty is not None or self.seen_word_prior or set_weight
             read = self.read_forms(docs) if needed else []
@@ -529,7 +530,7 @@ class MimickTagger(TrainablePipe):
         ids = numpy.stack(
             [flat[:, offsets[h] : offsets[h + 1]].argmax(axis=1) for h in range(n_heads)], axis=1
         )
-        table = self.feature_set_table() if self.seen_feature_sets and n_heads > 1 else {}
+        table = self.feature_set_table() if decode_sets else {}
         if table:
             ids[:, 1:] = decode_feature_sets(
                 [flat[:, offsets[h] : offsets[h + 1]] for h in range(1, n_heads)], ids[:, 0], table,
