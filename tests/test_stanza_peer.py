@@ -193,7 +193,7 @@ def test_words_with_spaces_left_out(peer, tmp_path, capsys):
     out = tmp_path / "words.txt"
     peer.main(["words", str(path), "--output", str(out)])
     assert out.read_text(encoding="utf8") == "il\neuros\n"
-    assert "1 with white space left out ('1 000')" in capsys.readouterr().out
+    assert "1 with white space left out ('1 000': add their rows with `spaced-rows`)" in capsys.readouterr().out
 
 
 def test_table_means_over_subsamples_and_counts_tests(peer, files, tmp_path, capsys):
@@ -314,3 +314,30 @@ def test_peer_table_script_finds_both_spacy_and_stanza_of_each_sample(files, tmp
     assert (project / "metrics" / "peers" / f"{tb}.n5000.s0.json").is_file()
     assert "| UD_Tiny-TB | Both | 1 |" in table and "| UD_Tiny-TB | spaCy | 1 |" in table
     assert "UD_Big-TB" not in table and "UD_Big-TB" not in done.stdout
+
+
+def test_spaced_rows_as_stanza_looks_them_up(peer, tiny_mimick, glove_small, tmp_path, capsys):
+    """Forms with a space get Mimick's row under Stanza's key (spaces as U+00A0); the table's rows
+    are copied as they are; a form already in the table is not added twice."""
+    import numpy
+
+    from spacy_mimick.vectors.mimick_model import MimickModel
+    from spacy_mimick.vectors.vectors_io import read_vectors, write_vectors_text
+
+    table_path = tmp_path / "table.vec.gz"
+    write_vectors_text(table_path, ["the", "cat", "new\xa0york"], glove_small.matrix[:3], precision=9)
+    text = tmp_path / "vi.conllu"
+    text.write_text(conllu([[("Hàng xóm", "NOUN", "_"), ("the", "DET", "_"), ("New York", "PROPN", "_")]]),
+                    encoding="utf8")
+    out = tmp_path / "stanza.vec.gz"
+    peer.main(["spaced-rows", str(text), "--vectors", str(table_path), "--mimick-model", str(tiny_mimick),
+               "--output", str(out)])
+    assert "1 Mimick rows of forms with white space ('hàng xóm'; 1 already there)" in capsys.readouterr().out
+    written = read_vectors(out)
+    assert list(written.words) == ["the", "cat", "new\xa0york", "hàng\xa0xóm"]
+    numpy.testing.assert_allclose(written.matrix[:3], glove_small.matrix[:3], rtol=1e-6)
+    expected = MimickModel.from_disk(tiny_mimick).predict(["hàng xóm"])[0]
+    numpy.testing.assert_allclose(written.matrix[3], expected, rtol=1e-4, atol=1e-6)
+    with pytest.raises(SystemExit, match="one of the inputs"):
+        peer.main(["spaced-rows", str(text), "--vectors", str(table_path), "--mimick-model", str(tiny_mimick),
+                   "--output", str(table_path)])
