@@ -46,7 +46,7 @@ project's packages. Nothing here imports ``stanza``.
 * ``words``: the lowercased word forms of CoNLL-U files, one a line, for
   ``python -m spacy_mimick extend --words-file``: a table with a Mimick row for every such form
   the table lacks, which Stanza can take as its pretrain (it looks words up lowercased).
-* ``spaced-rows``: that table plus Mimick's rows for the forms with white space inside (22% of
+* ``spaced-rows``: that table plus Mimick's rows for the forms with white space inside (21% of
   Vietnamese VTB's tokens, French ``1 000``), which a word2vec line cannot hold as they are:
   written with U+00A0 for each space, as Stanza's own reader and lookup keep such words.
 """
@@ -569,6 +569,7 @@ def cmd_spaced_rows(args: argparse.Namespace) -> None:
     Stanza would have no vector for words that the Both tagger's mimick_vectors does embed."""
     import numpy
 
+    from spacy_mimick.cli.mimick import check_width
     from spacy_mimick.vectors.mimick_model import MimickModel
     from spacy_mimick.vectors.vectors_io import read_vectors, write_vectors_text
 
@@ -579,13 +580,11 @@ def cmd_spaced_rows(args: argparse.Namespace) -> None:
     _, spaced = lowercase_forms(args.conllu)
     table = read_vectors(args.vectors)
     model = MimickModel.from_disk(args.mimick_model)
+    check_width(model, args.mimick_model, table)
     keys = [stanza_key(form) for form in spaced]
     new = [(form, key) for form, key in zip(spaced, keys) if table.get(key) is None]
     if new:
         rows = numpy.asarray(model.predict([form for form, _ in new]), dtype=table.matrix.dtype)
-        if rows.shape[1] != table.matrix.shape[1]:
-            raise PeerInputError(f"{args.mimick_model}: predicts {rows.shape[1]}-wide vectors, but {args.vectors} "
-                                 f"has {table.matrix.shape[1]} columns (expected the model of this table)")
         matrix = numpy.vstack([table.matrix, rows])
     else:
         matrix = table.matrix
