@@ -31,6 +31,7 @@ import evaluate as evaluate_script  # noqa: E402
 import init_vectors as init_vectors_script  # noqa: E402
 import paper as paper_script  # noqa: E402
 import plots as plots_script  # noqa: E402
+import release_table as release_table_script  # noqa: E402
 import report as report_script  # noqa: E402
 import significance as significance_script  # noqa: E402
 import steps as steps_script  # noqa: E402
@@ -406,6 +407,59 @@ def test_paper_driver_plans_the_release(tmp_path, project_copy, capsys):
     assert first[f"{tiny}/package"].variables["package_variant"] == "chartag"  # stands in for Both
     with pytest.raises(SystemExit, match="must name the release's tagger"):
         paper_script.parse_args([*args, "--variants", "spacy"])
+
+
+def test_release_packages_the_run_that_dev_chooses(tmp_path, project_copy, monkeypatch):
+    """A treebank with a release candidate (RELEASE_DEV_CANDIDATES) trains it beside the recipe,
+    chooses on dev, tests the chosen run against spaCy's and packages that run (``<recipe>-dev``);
+    a treebank without one packages the recipe's run as before."""
+    data = paper_data(tmp_path)
+    args = ["--data-dir", str(data), "--release", "--dry-run", "--project-dir", str(project_copy)]
+    monkeypatch.setitem(paper_script.RELEASE_DEV_CANDIDATES, TREEBANK,
+                        ("ls10=--components.mimick_tagger.label_smoothing 0.1",))
+    steps = {step.key: step for step in paper_script.plan(paper_script.parse_args(args))}
+    unit, candidate, chosen = (f"{TREEBANK}_lowres{r}/n0.s0" for r in ("", "-ls10", "-dev"))
+    order = [k for k in steps if k.startswith(f"{TREEBANK}_lowres")]
+    assert order == [f"{unit}/{s}" for s in ("subsample", "train-tagger-both", "train-tagger-spacy", "evaluate",
+                                             "significance-spacy-both")] + [
+        f"{candidate}/train-tagger-both", f"{candidate}/evaluate", f"{chosen}/choose-on-dev",
+        f"{chosen}/significance-spacy-both", f"{chosen}/package"]
+    trained = steps[f"{candidate}/train-tagger-both"].variables
+    assert trained["tagger_overrides"] == "--components.mimick_tagger.label_smoothing 0.1"
+    assert steps[f"{chosen}/choose-on-dev"].variables["dev_candidates"] == "_lowres,_lowres-ls10"
+    package = steps[f"{chosen}/package"]
+    assert package.variables["recipe"] == "_lowres-dev" and package.variables["package_variant"] == "both"
+    assert {f"{chosen}/choose-on-dev", f"{chosen}/significance-spacy-both"} <= set(package.after)
+    assert f"metrics/{chosen}/sig-spacy-both.json" in package.reads
+    # Another treebank of the same run: no candidate, the recipe's run packaged.
+    tiny = "UD_Tiny-Test_lowres/n0.s0"
+    assert f"{tiny}/package" in steps and not any(k.startswith("UD_Tiny-Test_lowres-") for k in steps)
+    # The built-in candidates parse, and name a treebank the data has a folder for.
+    for treebank, items in paper_script.RELEASE_DEV_CANDIDATES.items():
+        assert paper_script.parse_candidates(items)
+        assert treebank.startswith("UD_")
+
+
+def test_release_table_shows_the_packaged_run(tmp_path, monkeypatch):
+    """release_table.py reads a treebank with release candidates from its ``-dev`` runs (what the
+    release packaged), names the setting its dev set chose, and the others from the recipe's."""
+    def run(folder: str, pos: float, **fields) -> None:
+        out = tmp_path / folder / "n0.s0"
+        out.mkdir(parents=True)
+        scores = {"pos_acc": pos, "morph_acc": 0.9, "attr_micro_f": 0.9, "oov_train_pos_acc": 0.8}
+        (out / "both.json").write_text(json.dumps({"lang": "fr", "n_train_tokens": 100, "scores": scores, **fields}))
+        (out / "spacy.json").write_text(json.dumps({"scores": {**scores, "pos_acc": 0.5}}))
+
+    monkeypatch.setitem(paper_script.RELEASE_DEV_CANDIDATES, "UD_A-Chosen", ("x=--training.x 1",))
+    run("UD_A-Chosen_lowres", 0.70)
+    run("UD_A-Chosen_lowres-dev", 0.75, dev_choice={"chosen": "_lowres-x", "candidates": ["_lowres", "_lowres-x"]})
+    run("UD_B-Plain_lowres", 0.60)
+    run("UD_B-Plain_lowres-dev", 0.65, dev_choice={"chosen": "_lowres", "candidates": ["_lowres", "_lowres-y"]})
+    rows = release_table_script.rows(tmp_path, tmp_path / "dist", "_lowres")
+    assert len(rows) == 2
+    chosen, plain = rows
+    assert "| UD_A-Chosen |" in chosen and "| both (x, chosen on dev) | 75.00 |" in chosen and "| 50.00 |" in chosen
+    assert "| UD_B-Plain |" in plain and "| both | 60.00 |" in plain  # no candidates: the recipe's run
 
 
 def test_paper_runner_writes_each_steps_log(tmp_path, capsys):

@@ -61,7 +61,9 @@ tagger variants also train with each candidate's overrides added (:data:`DEV_CAN
 best on dev (the plain recipe on a tie; test is never read) in ``metrics/<treebank><recipe>-dev``,
 with the choice in each JSON's ``dev_choice``, where the paired tests against spaCy's baseline
 run again. ``--no-choose-on-dev`` trains the recipe alone (about a quarter of the time:
-adversarial training doubles its run); ``--release`` trains the measured full-data recipe alone.
+adversarial training doubles its run); ``--release`` trains the measured full-data recipe, and
+beside it the setting that a treebank's own measurements favour (:data:`RELEASE_DEV_CANDIDATES`),
+packaging the run its dev set chooses.
 
 A command done before with the same script, dependencies and outputs is skipped (see
 ``steps.Runner``: weasel's own check remembers one run per command, and alternating treebanks
@@ -82,7 +84,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from data import find_vectors, list_treebanks, prefix_language  # noqa: E402
 from steps import MaxSteps, Runner, Step  # noqa: E402
-from variants import BASELINES, NO_VECTOR_VARIANTS, RELEASE_VARIANTS, release_package_name  # noqa: E402
+from variants import BASELINES, NO_VECTOR_VARIANTS, RELEASE_DEV_CANDIDATES, RELEASE_VARIANTS  # noqa: E402
+from variants import release_package_name  # noqa: E402
 from variants import TAGGER_VARIANTS as ALL_VARIANTS  # noqa: E402
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -327,12 +330,18 @@ def plan(args: argparse.Namespace) -> List[Step]:
     config = tagger_config(counting, tagger_recipe, overrides)
     batch_tokens = int(config["training"]["batcher"]["size"])
     per_sample_max_steps = decays_to_max_steps(config)
-    # --choose-on-dev: each candidate's overrides and its config (its batcher may differ), loaded once.
-    candidate_configs = []
-    for name, candidate_overrides in candidates:
-        joined = f"{overrides} {candidate_overrides}".strip()
-        candidate_config = tagger_config(counting, tagger_recipe, joined)
-        candidate_configs.append((name, joined, candidate_config, int(candidate_config["training"]["batcher"]["size"])))
+
+    def load_candidates(chosen_between: Sequence[Tuple[str, str]]) -> List[Tuple[str, str, object, int]]:
+        """Each candidate's name, overrides, config (its batcher may differ) and batch size."""
+        loaded = []
+        for name, candidate_overrides in chosen_between:
+            joined = f"{overrides} {candidate_overrides}".strip()
+            candidate_config = tagger_config(counting, tagger_recipe, joined)
+            loaded.append((name, joined, candidate_config, int(candidate_config["training"]["batcher"]["size"])))
+        return loaded
+
+    # --choose-on-dev: loaded once; --release: the treebank's own (RELEASE_DEV_CANDIDATES).
+    candidate_configs = load_candidates(candidates)
     treebanks = []
     for folder, prefix in found:
         lang = prefix_language(prefix)
@@ -380,7 +389,32 @@ def plan(args: argparse.Namespace) -> List[Step]:
                         {**setting, "versus": versus}, [evaluated])
         return [step.key for step in steps[before:]]
 
+    def add_choice(treebank, n_tokens, seed, setting, sample, epochs, n_train, taggers, variants,
+                   subsample, prepared, evaluate) -> Tuple[str, Dict[str, object], List[str]]:
+        """The tagger variants again with each candidate's overrides, in runs' folders of their
+        own (spaCy's baseline trains once), then the choice on dev and its paired tests; the
+        chosen runs' unit, setting and the steps that wrote them."""
+        evaluated = [evaluate]
+        for name, joined, candidate_config, candidate_batch in candidate_configs:
+            # Batches and steps counted with the candidate's config.
+            candidate = {**setting, "recipe": f"{setting['recipe']}-{name}", "tagger_overrides": joined,
+                         "eval_frequency": eval_frequency(n_tokens, n_train, epochs, candidate_batch)}
+            if decays_to_max_steps(candidate_config):
+                candidate["max_steps"] = MaxSteps(candidate_config, str(sample),
+                                                  n_tokens if n_tokens > 0 else n_train, epochs, candidate_batch)
+            candidate_unit = f"{treebank}{candidate['recipe']}/n{n_tokens}.s{seed}"
+            evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared))
+        chosen = {**setting, "recipe": f"{setting['recipe']}-dev",
+                  "dev_candidates": ",".join([setting["recipe"]] + [f"{setting['recipe']}-{name}"
+                                                                   for name, *_ in candidate_configs])}
+        chosen_unit = f"{treebank}{chosen['recipe']}/n{n_tokens}.s{seed}"
+        choice = add(f"{chosen_unit}/choose-on-dev", "choose-on-dev", chosen, evaluated)
+        return chosen_unit, chosen, [choice] + add_tests(chosen_unit, chosen, variants, choice)
+
     for treebank, prefix, lang, vectors, release, n_train, xpos in treebanks:
+        if args.release:
+            candidates = parse_candidates(RELEASE_DEV_CANDIDATES.get(treebank, ()))
+            candidate_configs = load_candidates(candidates)
         run_lang = spacy_lang(lang)
         # "auto" resolves to the same vectors in data.py, unless the language runs as xx.
         vectors_var = "none" if not vectors else ("auto" if run_lang == lang else vectors)
@@ -424,34 +458,20 @@ def plan(args: argparse.Namespace) -> List[Step]:
                 prepared = [convert, init_vectors, *mimick]
                 evaluate = add_runs(unit, setting, variants, subsample, prepared)
                 tests = add_tests(unit, setting, variants, evaluate)
-                if args.release:
+                packaged = (unit, setting, [evaluate] + tests)
+                taggers = [v for v in variants if v in ALL_VARIANTS]
+                if candidates and taggers:
+                    packaged = add_choice(treebank, n_tokens, seed, setting, sample, epochs, n_train, taggers,
+                                          variants, subsample, prepared, evaluate)
+                if args.release:  # the run the dev set chose where the treebank has candidates
                     command = (f"python scripts/project/paper.py --release --data-dir {args.data_dir} "
                                f"--treebanks {treebank}" + (f" --epochs {args.epochs}" if args.epochs != RELEASE_EPOCHS else ""))
-                    add(f"{unit}/package", "package",
-                        {**setting, "package_name": release_package_name(treebank), "package_variant": variants[0],
-                         "package_command": command}, [evaluate] + tests,
-                        reads=[f"metrics/{unit}/spacy.json", f"metrics/{unit}/sig-spacy-{variants[0]}.json"])
-                taggers = [v for v in variants if v in ALL_VARIANTS]
-                if not candidates or not taggers:
-                    continue
-                # --choose-on-dev: the tagger variants again with each candidate's overrides, in
-                # runs' folders of their own (spaCy's baseline trains once), then the choice.
-                evaluated = [evaluate]
-                for name, joined, candidate_config, candidate_batch in candidate_configs:
-                    # Batches and steps counted with the candidate's config.
-                    candidate = {**setting, "recipe": f"{setting['recipe']}-{name}", "tagger_overrides": joined,
-                                 "eval_frequency": eval_frequency(n_tokens, n_train, epochs, candidate_batch)}
-                    if decays_to_max_steps(candidate_config):
-                        candidate["max_steps"] = MaxSteps(candidate_config, str(sample),
-                                                          n_tokens if n_tokens > 0 else n_train, epochs, candidate_batch)
-                    candidate_unit = f"{treebank}{candidate['recipe']}/n{n_tokens}.s{seed}"
-                    evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared))
-                chosen = {**setting, "recipe": f"{setting['recipe']}-dev",
-                          "dev_candidates": ",".join([setting["recipe"]] + [f"{setting['recipe']}-{name}"
-                                                                           for name, _ in candidates])}
-                chosen_unit = f"{treebank}{chosen['recipe']}/n{n_tokens}.s{seed}"
-                choice = add(f"{chosen_unit}/choose-on-dev", "choose-on-dev", chosen, evaluated)
-                add_tests(chosen_unit, chosen, variants, choice)
+                    packaged_unit, packaged_setting, after = packaged
+                    add(f"{packaged_unit}/package", "package",
+                        {**packaged_setting, "package_name": release_package_name(treebank),
+                         "package_variant": variants[0], "package_command": command}, after,
+                        reads=[f"metrics/{packaged_unit}/spacy.json",
+                               f"metrics/{packaged_unit}/sig-spacy-{variants[0]}.json"])
         rare_word = data_dir / "similarity" / "en" / "rw.txt"
         # rare-word scores models/<treebank>/mimick: not a second model (--var mimick_name).
         if lang == "en" and vectors and rare_word.exists() and extra.get("mimick_name", "mimick") == "mimick":

@@ -18,7 +18,7 @@ from typing import List, Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from json_files import read_json  # noqa: E402
 from markdown_tables import pct  # noqa: E402
-from variants import RELEASE_VARIANTS, release_package_name  # noqa: E402
+from variants import RELEASE_VARIANTS, release_package_name, release_recipe  # noqa: E402
 
 
 def p_value(value: Optional[float]) -> str:
@@ -29,7 +29,8 @@ def rows(metrics_dir: Path, dist: Path, recipe: str) -> List[str]:
     lines = []
     for folder in sorted(metrics_dir.glob(f"UD_*{recipe}")):
         treebank = folder.name[: -len(recipe)] if recipe else folder.name
-        run = folder / "n0.s0"
+        packaged = release_recipe(treebank, recipe)  # the run its dev set chose, if it had candidates
+        run = metrics_dir / f"{treebank}{packaged}" / "n0.s0"
         variant = next((v for v in RELEASE_VARIANTS if (run / f"{v}.json").exists()), None)
         spacy = read_json(run / "spacy.json")
         if variant is None:
@@ -37,6 +38,8 @@ def rows(metrics_dir: Path, dist: Path, recipe: str) -> List[str]:
                 lines.append(f"| {treebank} | (not finished: no both.json / chartag.json in {run}) |" + " |" * 10)
             continue
         ours = read_json(run / f"{variant}.json") or {}
+        chosen = (ours.get("dev_choice") or {}).get("chosen")
+        shown = f"{variant} ({chosen[len(recipe):].lstrip('-')}, chosen on dev)" if chosen and chosen != recipe else variant
         sig = read_json(run / f"sig-spacy-{variant}.json") or {}
         scores, base = ours.get("scores", {}), (spacy or {}).get("scores", {})
         lang = ours.get("lang") or ""
@@ -45,7 +48,7 @@ def rows(metrics_dir: Path, dist: Path, recipe: str) -> List[str]:
         size = f"{wheels[0].stat().st_size / 1e6:.1f} MB" if wheels else "not packaged"
         package = f"`{wheels[0].name.split('-')[0]}`" if wheels else f"`{lang}_{name}`" if lang else f"`*_{name}`"
         lines.append(
-            f"| {treebank} | {package} | {ours.get('n_train_tokens') or 0:,} | {variant} | "
+            f"| {treebank} | {package} | {ours.get('n_train_tokens') or 0:,} | {shown} | "
             f"{pct(scores.get('pos_acc'))} | {pct(scores.get('morph_acc'))} | {pct(scores.get('attr_micro_f'))} | "
             f"{pct(base.get('pos_acc')) if spacy else 'not run'} | {pct(base.get('morph_acc')) if spacy else '—'} | "
             f"{pct(base.get('attr_micro_f')) if spacy else '—'} | {p_value(sig.get('pos_p_value'))} / "
