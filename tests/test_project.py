@@ -1475,3 +1475,35 @@ def test_spacy_baseline_tagger_learns_an_xpos_of_exclamation_mark(name):
     assert "!" in nlp.get_pipe("tagger").labels
     losses = nlp.update(examples)
     assert losses["tagger"] > 0
+
+
+def test_card_names_what_the_run_chosen_on_dev_changed(tmp_path):
+    """package_meta.recipe_settings reads a saved pipeline's config: the settings of the tagger
+    that differ from the default recipe's template, not the defaults spaCy fills in when it
+    builds the component; the card's dev-choice sentence lists them."""
+    import package_meta
+    from thinc.api import Config
+
+    template = Config().from_str(config_text("both", "default"), interpolate=False)["components"]["mimick_tagger"]
+
+    def saved(changes: dict) -> Path:
+        block = {k: v for k, v in template.items() if k != "factory"}
+        block = {**block, **{k: v for k, v in changes.items() if k != "model"},
+                 "model": {**block["model"], **changes.get("model", {})}}
+        nlp = spacy.blank("en")
+        nlp.add_pipe("mimick_tagger", config=block)
+        out = tmp_path / str(len(list(tmp_path.iterdir())))
+        out.mkdir()
+        nlp.config.to_disk(out / "config.cfg")  # filled: every default of the factory and the architecture
+        return out
+
+    assert package_meta.recipe_settings(saved({}), "both") == []
+    chosen = saved({"adversarial": 0.15, "model": {"@architectures": "spacy_mimick.MimickTagger.v5",
+                                                   "vector_scale": 0.4, "mimick_features": False}})
+    settings = package_meta.recipe_settings(chosen, "both")
+    assert settings == ["adversarial 0.15", "model.@architectures spacy_mimick.MimickTagger.v5",
+                        "model.mimick_features false", "model.vector_scale 0.4"]
+    line = package_meta.dev_choice_line({"chosen": "_lowres-x", "dev_scores": {"_lowres": 0.9, "_lowres-x": 0.91},
+                                         "settings": settings})
+    assert "`adversarial 0.15`; `model.@architectures spacy_mimick.MimickTagger.v5`" in line and "_lowres-x 91.00" in line
+    assert package_meta.recipe_settings(tmp_path / "nothing", "both") == []

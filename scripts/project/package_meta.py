@@ -208,11 +208,51 @@ def raw_text_lines(raw_text: Optional[Dict[str, Any]], scores: Dict[str, Any]) -
 
 
 def dev_choice_line(choice: Dict[str, Any]) -> str:
-    """The card's sentence on the setting chosen on dev (choose_on_dev.py's ``dev_choice``)."""
+    """The card's sentence on the setting chosen on dev (choose_on_dev.py's ``dev_choice``, with
+    ``settings``: :func:`recipe_settings` of the chosen run, where known)."""
     scores = choice.get("dev_scores") or {}
     listed = ", ".join(f"{name} {100 * float(score):.2f}" for name, score in scores.items())
-    return (f"Training setting chosen on the dev set, not on test: `{choice.get('chosen')}` "
+    settings = choice.get("settings")
+    what = (f" (the tagger's settings that differ from the default recipe: "
+            f"{'; '.join(f'`{s}`' for s in settings)})" if settings else "")
+    return (f"Training setting chosen on the dev set, not on test: `{choice.get('chosen')}`{what} "
             f"(weighted dev score of each candidate: {listed}).")
+
+
+def recipe_settings(model_dir: Path, variant: str, component: str = "mimick_tagger") -> List[str]:
+    """The settings of ``component`` in ``model_dir``'s config that differ from the default
+    recipe's template of ``variant``, as ``key value`` (``spacy train``'s override without its
+    ``--components.<component>.``). A key the template leaves out is compared with its default:
+    the architecture's (``model.*``) or the factory's, so the defaults that training writes into
+    a saved config do not count."""
+    import inspect
+
+    from spacy.language import Language
+    from spacy.util import registry
+    from thinc.api import Config
+
+    import spacy_mimick.tagger.tagger_component  # noqa: F401  (registers the factory)
+    from spacy_mimick.tagger.recipes import config_text
+
+    def flat(block: Dict[str, Any], prefix: str = "") -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for key, value in block.items():
+            out.update(flat(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value})
+        return out
+
+    config_path = model_dir / "config.cfg"
+    used_block = Config().from_disk(config_path, interpolate=False)["components"].get(component) if config_path.is_file() else None
+    if not used_block:
+        return []
+    used = flat(used_block)
+    base = flat(Config().from_str(config_text(variant, "default"), interpolate=False)["components"][component])
+    defaults = flat(Language.get_factory_meta(used_block["factory"]).default_config)
+    architecture = used.get("model.@architectures")
+    if architecture:
+        parameters = inspect.signature(registry.architectures.get(architecture)).parameters
+        defaults.update({f"model.{name}": p.default for name, p in parameters.items() if p.default is not p.empty})
+    differ = [key for key in sorted(used) if key != "factory" and used[key] != base.get(key, defaults.get(key, used[key]))]
+    return [f"{key} {json.dumps(used[key]) if not isinstance(used[key], str) else used[key]}" for key in differ]
 
 
 def significance_line(sig: Dict[str, Any]) -> str:
@@ -329,7 +369,11 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     model_meta = json.loads((args.model_dir / "meta.json").read_text(encoding="utf8"))
     sources = json.loads(args.sources.read_text(encoding="utf8"))
-    meta = build_meta(model_meta, sources, read_json(args.metrics), args.name, args.version,
+    metrics = read_json(args.metrics)
+    if metrics and metrics.get("dev_choice") and metrics.get("variant"):  # what the chosen run changed
+        metrics["dev_choice"] = {**metrics["dev_choice"],
+                                 "settings": recipe_settings(args.model_dir, metrics["variant"])}
+    meta = build_meta(model_meta, sources, metrics, args.name, args.version,
                       baseline=read_json(args.baseline), significance=read_json(args.significance),
                       command=args.command, release=release_mimick_meta(args.model_dir),
                       raw_text=score_raw_text(args.model_dir, args.raw_test) if args.raw_test else None)
