@@ -340,7 +340,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
             loaded.append((name, joined, candidate_config, int(candidate_config["training"]["batcher"]["size"])))
         return loaded
 
-    # --choose-on-dev: loaded once; --release: the treebank's own (RELEASE_DEV_CANDIDATES).
+    # --choose-on-dev: loaded once; --release: each treebank's own (RELEASE_DEV_CANDIDATES), in the loop.
     candidate_configs = load_candidates(candidates)
     treebanks = []
     for folder, prefix in found:
@@ -389,13 +389,15 @@ def plan(args: argparse.Namespace) -> List[Step]:
                         {**setting, "versus": versus}, [evaluated])
         return [step.key for step in steps[before:]]
 
-    def add_choice(treebank, n_tokens, seed, setting, sample, epochs, n_train, taggers, variants,
-                   subsample, prepared, evaluate) -> Tuple[str, Dict[str, object], List[str]]:
-        """The tagger variants again with each candidate's overrides, in runs' folders of their
-        own (spaCy's baseline trains once), then the choice on dev and its paired tests; the
-        chosen runs' unit, setting and the steps that wrote them."""
+    def add_choice(chosen_between: Sequence[Tuple[str, str, object, int]], treebank: str, setting: Dict[str, object],
+                   sample: Path, n_train: int, taggers: Sequence[str], variants: Sequence[str], subsample: str,
+                   prepared: Sequence[str], evaluate: str) -> Tuple[str, Dict[str, object], List[str]]:
+        """The tagger variants again with each of ``chosen_between`` (:func:`load_candidates`),
+        in runs' folders of their own (spaCy's baseline trains once), then the choice on dev and
+        its paired tests; the chosen runs' unit, setting and the steps that wrote them."""
+        n_tokens, seed, epochs = (setting[k] for k in ("n_tokens", "seed", "epochs"))
         evaluated = [evaluate]
-        for name, joined, candidate_config, candidate_batch in candidate_configs:
+        for name, joined, candidate_config, candidate_batch in chosen_between:
             # Batches and steps counted with the candidate's config.
             candidate = {**setting, "recipe": f"{setting['recipe']}-{name}", "tagger_overrides": joined,
                          "eval_frequency": eval_frequency(n_tokens, n_train, epochs, candidate_batch)}
@@ -406,15 +408,14 @@ def plan(args: argparse.Namespace) -> List[Step]:
             evaluated.append(add_runs(candidate_unit, candidate, taggers, subsample, prepared))
         chosen = {**setting, "recipe": f"{setting['recipe']}-dev",
                   "dev_candidates": ",".join([setting["recipe"]] + [f"{setting['recipe']}-{name}"
-                                                                   for name, *_ in candidate_configs])}
+                                                                   for name, *_ in chosen_between])}
         chosen_unit = f"{treebank}{chosen['recipe']}/n{n_tokens}.s{seed}"
         choice = add(f"{chosen_unit}/choose-on-dev", "choose-on-dev", chosen, evaluated)
         return chosen_unit, chosen, [choice] + add_tests(chosen_unit, chosen, variants, choice)
 
     for treebank, prefix, lang, vectors, release, n_train, xpos in treebanks:
-        if args.release:
-            candidates = parse_candidates(RELEASE_DEV_CANDIDATES.get(treebank, ()))
-            candidate_configs = load_candidates(candidates)
+        chosen_between = (load_candidates(parse_candidates(RELEASE_DEV_CANDIDATES.get(treebank, ())))
+                          if args.release else candidate_configs)
         run_lang = spacy_lang(lang)
         # "auto" resolves to the same vectors in data.py, unless the language runs as xx.
         vectors_var = "none" if not vectors else ("auto" if run_lang == lang else vectors)
@@ -460,9 +461,9 @@ def plan(args: argparse.Namespace) -> List[Step]:
                 tests = add_tests(unit, setting, variants, evaluate)
                 packaged = (unit, setting, [evaluate] + tests)
                 taggers = [v for v in variants if v in ALL_VARIANTS]
-                if candidates and taggers:
-                    packaged = add_choice(treebank, n_tokens, seed, setting, sample, epochs, n_train, taggers,
-                                          variants, subsample, prepared, evaluate)
+                if chosen_between and taggers:
+                    packaged = add_choice(chosen_between, treebank, setting, sample, n_train, taggers, variants,
+                                          subsample, prepared, evaluate)
                 if args.release:  # the run the dev set chose where the treebank has candidates
                     command = (f"python scripts/project/paper.py --release --data-dir {args.data_dir} "
                                f"--treebanks {treebank}" + (f" --epochs {args.epochs}" if args.epochs != RELEASE_EPOCHS else ""))
