@@ -87,6 +87,8 @@ CANDIDATES: Dict[str, tuple] = {
     "n3-8": ("n-gram 3-8, l2, typo 0.5", {**NGRAM, "n_max": 8}, {}),
     "n3-8-mc1": ("n-gram 3-8 seen in 1+ training words, l2, typo 0.5",
                  {**NGRAM, "n_max": 8, "min_ngram_count": 1}, {}),
+    "n3-8-mc1-nce": ("n-gram 3-8 seen in 1+ training words, l2 + 0.1 x InfoNCE, typo 0.5",
+                     {**NGRAM, "n_max": 8, "min_ngram_count": 1}, {"loss": "l2+contrastive"}),
     "n3-10-mc1": ("n-gram 3-10 seen in 1+ training words, l2, typo 0.5",
                   {**NGRAM, "n_max": 10, "min_ngram_count": 1}, {}),
     "typo50-hybrid": ("hybrid (char BiLSTM + n-gram), l2, typo 0.5", HYBRID, {**BEFORE, "typo_prob": 0.5}),
