@@ -8,7 +8,7 @@ from confection import Config
 from typer.testing import CliRunner
 
 from spacy_mimick.cli import app
-from spacy_mimick.tagger.recipes import PAPER_RECIPE, RECIPES, VARIANTS, config_text, tagger_config
+from spacy_mimick.tagger.recipes import PAPER_RECIPE, RECIPES, TYPOS_RECIPE, VARIANTS, config_text, tagger_config
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tagger_configs_pinned.json"
 
@@ -23,7 +23,7 @@ def flat(section, prefix=""):
     return out
 
 
-@pytest.mark.parametrize("recipe", RECIPES)
+@pytest.mark.parametrize("recipe", ["default", "paper"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_run_gets_the_config_it_got_before(variant, recipe):
     """The fixture holds, flattened and uninterpolated, the configs the project trained with
@@ -54,6 +54,47 @@ def test_paper_recipe_names_only_keys_of_the_template():
         assert dotted in template or dotted in sections, dotted
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_typos_recipe_is_the_default_with_misspelled_copies(variant):
+    """The typos recipe changes the default recipe in exactly its keys: the training corpus gets
+    the augmenter (a new subsection), and the pipelines with ``mimick_vectors`` its spelling
+    backoff; the variants without that component get no section of it."""
+    default, typos = flat(tagger_config(variant)), flat(tagger_config(variant, "typos"))
+    changed = {k for k in default.keys() | typos.keys() if default.get(k, "absent") != typos.get(k, "absent")}
+    expected = {"corpora.train.@readers", "corpora.train.augmenter.@augmenters", "corpora.train.augmenter.rate",
+                "corpora.train.augmenter.keep_original", "corpora.train.augmenter.seed"}
+    if "components.mimick_vectors.factory" in default:
+        expected.add("components.mimick_vectors.spelling_backoff")
+        assert default["components.mimick_vectors.spelling_backoff"] is False
+        assert typos["components.mimick_vectors.spelling_backoff"] is True
+    assert changed == expected
+    assert typos["corpora.train.augmenter.seed"] == "${system.seed}"
+    assert typos["corpora.train.augmenter.rate"] == TYPOS_RECIPE["corpora.train.augmenter"]["rate"]
+
+
+def test_typos_recipe_reads_each_sentence_clean_then_misspelled(tmp_path):
+    """Resolved as ``spacy train`` resolves it, the typos recipe's training corpus yields each
+    sentence as it is and then a copy with misspelled words and the same tags (rate 1 here, so
+    every eligible word is misspelled); the dev corpus stays clean."""
+    data = tmp_path / "train.conllu"
+    data.write_text("1\tDogs\tdog\tNOUN\t_\tNumber=Plur\t2\tnsubj\t_\t_\n"
+                    "2\tbark\tbark\tVERB\t_\t_\t0\troot\t_\t_\n"
+                    "3\tloudly\tloudly\tADV\t_\t_\t2\tadvmod\t_\t_\n\n", encoding="utf8")
+    config = tagger_config("both", "typos")
+    config["paths"]["train"] = config["paths"]["dev"] = str(data)
+    config["corpora"]["train"]["augmenter"]["rate"] = 1.0
+    config = config.interpolate()
+    assert config["corpora"]["train"]["augmenter"]["seed"] == config["system"]["seed"]
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    train_corpus, dev_corpus = spacy.util.resolve_dot_names(nlp.config, ["corpora.train", "corpora.dev"])
+    clean, misspelled = list(train_corpus(nlp))
+    assert [t.text for t in clean.reference] == ["Dogs", "bark", "loudly"]
+    words = [t.text for t in misspelled.predicted]
+    assert len(words) == 3 and all(w != o for w, o in zip(words, ["Dogs", "bark", "loudly"])), words
+    assert [t.pos_ for t in misspelled.reference] == ["NOUN", "VERB", "ADV"]
+    assert [[t.text for t in eg.reference] for eg in dev_corpus(nlp)] == [["Dogs", "bark", "loudly"]]
+
+
 def test_init_config_cli_writes_a_config_spacy_can_resolve(tmp_path):
     out = tmp_path / "both.cfg"
     result = CliRunner().invoke(app, ["init-config", str(out), "--variant", "both", "--recipe", "paper"])
@@ -69,7 +110,7 @@ def test_init_config_cli_writes_a_config_spacy_can_resolve(tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--variant", "bogus"], "--variant 'bogus': expected one of nochar, mimick, chartag, both"),
-    (["--recipe", "v3"], "--recipe 'v3': expected one of default, paper"),
+    (["--recipe", "v3"], "--recipe 'v3': expected one of default, paper, typos"),
 ])
 def test_init_config_cli_names_what_it_expected(tmp_path, args, message):
     out = tmp_path / "x.cfg"

@@ -91,7 +91,7 @@ from variants import TAGGER_VARIANTS as ALL_VARIANTS  # noqa: E402
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # --recipe: the runs' folders' suffix and the taggers' recipe (spacy_mimick.tagger.recipes): the
 # project's `recipe` and `tagger_recipe` variables.
-RECIPES = {"lowres": ("_lowres", "default"), "paper": ("", "paper")}
+RECIPES = {"lowres": ("_lowres", "default"), "paper": ("", "paper"), "typos": ("_lowres-typos", "typos")}
 # --release: the best measured full-data recipe (docs/low_resource.md, full data: Both with the
 # lowres configs, 30 epochs, the n-gram Mimick model; RELEASE_VARIANTS: char->tag where there is
 # no Mimick model).
@@ -204,8 +204,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                              "without spaCy's baseline, which a later plain --release run adds)")
     parser.add_argument("--recipe", choices=list(RECIPES), default="lowres",
                         help="Tagger configs: lowres (the default: MimickTagger.v3, the low-resource recipe; runs "
-                             "under training/<treebank>_lowres) or paper (MimickTagger.v1 and the paper's training; "
-                             "training/<treebank>)")
+                             "under training/<treebank>_lowres), paper (MimickTagger.v1 and the paper's training; "
+                             "training/<treebank>) or typos (lowres trained on misspelled copies, spelling backoff "
+                             "on: for text with typos; training/<treebank>_lowres-typos)")
     parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
                         help="Another project variable for every command, e.g. --var mimick_epochs=15")
     parser.add_argument("--choose-on-dev", action="append", default=None, metavar="NAME=OVERRIDES",

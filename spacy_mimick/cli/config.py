@@ -18,8 +18,9 @@ def init_config_cli(
     output_file: Path = typer.Argument(..., help="Where to write the config ('-' for stdout)", allow_dash=True),
     variant: str = typer.Option("both", "--variant", help=f"The paper's variant: {', '.join(VARIANTS)}"),
     recipe: str = typer.Option("default", "--recipe",
-                               help="default (MimickTagger.v3, the low-resource recipe) or paper "
-                                    "(MimickTagger.v1 and the paper's training settings)"),
+                               help="default (MimickTagger.v3, the low-resource recipe), paper "
+                                    "(MimickTagger.v1 and the paper's training settings) or typos (the "
+                                    "default trained on misspelled copies, spelling backoff on)"),
 ) -> None:
     """Write a `spacy train` config for the joint UPOS + attribute tagger to OUTPUT_FILE.
 

@@ -1,4 +1,4 @@
-"""The tagger's ``spacy train`` configs: one template per variant, two recipes.
+"""The tagger's ``spacy train`` configs: one template per variant, three recipes.
 
 The templates (``configs/tagger_<variant>.cfg`` beside this module, shipped with the package)
 hold the project's default: ``MimickTagger.v3`` with the low-resource training recipe, the
@@ -6,7 +6,12 @@ network and recipe that every measured regime of the project uses (docs/low_reso
 paper's network and recipe (``MimickTagger.v1``: 128 hidden units, dropout 0.5, momentum-free
 Adam at a constant rate, batches of 400 padded tokens, 40 epochs, patience 5000, no parameter
 averages) are the same template with :data:`PAPER_RECIPE` applied. ``python -m spacy_mimick
-init-config`` writes either, as ``spacy init config`` does for spaCy's own components.
+init-config`` writes any of them, as ``spacy init config`` does for spaCy's own components.
+
+The ``typos`` recipe (:data:`TYPOS_RECIPE`) is the default one for text with misspellings: each
+training sentence is read clean and, where the seeded ``typo_augmenter.v2`` gave 15% of its words
+one typo each, once more misspelled, and the pipeline trains and tags with ``mimick_vectors``'
+spelling backoff on (docs/typo_tagging.md measures it against the default recipe).
 
 The four variants are the paper's (section 4): No-Char (static vectors, UNK for OOV words),
 Mimick (Mimick's vectors for OOV words), char->tag (a character BiLSTM trained on the tagging
@@ -18,7 +23,7 @@ from typing import Any, Dict
 from confection import Config
 
 VARIANTS = ("nochar", "mimick", "chartag", "both")
-RECIPES = ("default", "paper")
+RECIPES = ("default", "paper", "typos")
 
 _REMOVE = object()  # a key that the recipe takes out of the template
 
@@ -41,6 +46,17 @@ PAPER_RECIPE: Dict[str, Any] = {
 }
 
 
+# Dotted config paths -> the typos recipe's value: the default recipe trained on misspelled copies.
+TYPOS_RECIPE: Dict[str, Any] = {
+    "corpora.train.@readers": "spacy_mimick.ConllCorpus.v2",
+    "corpora.train.augmenter": {"@augmenters": "spacy_mimick.typo_augmenter.v2", "rate": 0.15,
+                                "keep_original": True, "seed": "${system.seed}"},
+    "components.mimick_vectors.spelling_backoff": True,
+}
+
+OVERRIDES = {"default": {}, "paper": PAPER_RECIPE, "typos": TYPOS_RECIPE}
+
+
 def template_text(variant: str) -> str:
     """The default recipe's config of ``variant``, comments included."""
     if variant not in VARIANTS:
@@ -53,16 +69,15 @@ def tagger_config(variant: str, recipe: str = "default") -> Config:
     if recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}: expected one of {', '.join(RECIPES)}")
     config = Config().from_str(template_text(variant), interpolate=False)
-    if recipe == "paper":
-        for dotted, value in PAPER_RECIPE.items():
-            *path, key = dotted.split(".")
-            section = config
-            for name in path:
-                section = section.get(name, {})  # a variant without mimick_vectors lacks its section
-            if value is _REMOVE:
-                section.pop(key, None)
-            else:
-                section[key] = value
+    for dotted, value in OVERRIDES[recipe].items():
+        *path, key = dotted.split(".")
+        section = config
+        for name in path:
+            section = section.get(name, {})  # a variant without mimick_vectors lacks its section
+        if value is _REMOVE:
+            section.pop(key, None)
+        else:
+            section[key] = dict(value) if isinstance(value, dict) else value
     return config
 
 
@@ -72,7 +87,9 @@ def config_text(variant: str, recipe: str = "default") -> str:
     if recipe == "default":
         tagger_config(variant, recipe)  # validates both names
         return template_text(variant)
-    header = (f"# The {variant} variant with the paper's network and recipe (MimickTagger.v1), written by\n"
-              f"#   python -m spacy_mimick init-config OUTPUT --variant {variant} --recipe paper\n"
-              f"# from the default config (--recipe default) with spacy_mimick.tagger.recipes.PAPER_RECIPE.\n\n")
+    what = {"paper": "with the paper's network and recipe (MimickTagger.v1)",
+            "typos": "trained on misspelled copies of its sentences, spelling backoff on (the typos recipe)"}[recipe]
+    header = (f"# The {variant} variant {what}, written by\n"
+              f"#   python -m spacy_mimick init-config OUTPUT --variant {variant} --recipe {recipe}\n"
+              f"# from the default config (--recipe default) with spacy_mimick.tagger.recipes.{recipe.upper()}_RECIPE.\n\n")
     return header + tagger_config(variant, recipe).to_str()
