@@ -1433,6 +1433,25 @@ def test_spacy_baseline_tags_xpos_only_where_every_word_has_one(tmp_path):
     assert not paper_script.has_xpos(REPO.parent / "shared" / "data" / "ud" / "UD_Russian-Taiga" / "ru_taiga-ud-train.conllu")
 
 
+def test_spacy_baseline_tags_xpos_only_where_dev_uses_the_training_tag_set(tmp_path, capsys):
+    """spaCy's baseline chooses its best model on dev, half of it on XPOS accuracy: where the dev
+    file writes its XPOS in another tag set (UD Vietnamese-VTB: ``ADV`` for ``Adv``), that
+    choice is noise, so the treebank gets the morphologizer alone."""
+    row = "{}\tw\tw\tNOUN\t{}\t_\t0\troot\t_\t_\n"
+    train, same, other = tmp_path / "train.conllu", tmp_path / "same.conllu", tmp_path / "other.conllu"
+    train.write_text(row.format(1, "Adv") + row.format(2, "N") + "\n")
+    same.write_text(row.format(1, "N") + row.format(2, "Adv") + "\n")
+    other.write_text(row.format(1, "N") + row.format(2, "ADV") + "\n")
+    assert paper_script.xpos_tag_set_agrees(train, same) == (True, 1.0)
+    assert paper_script.xpos_tag_set_agrees(train, other) == (False, 0.5)
+    ud = REPO.parent / "shared" / "data" / "ud"
+    agrees, share = paper_script.xpos_tag_set_agrees(ud / "UD_Vietnamese-VTB" / "vi_vtb-ud-train.conllu",
+                                                     ud / "UD_Vietnamese-VTB" / "vi_vtb-ud-dev.conllu")
+    assert not agrees and 0.5 < share < 0.6
+    assert paper_script.xpos_tag_set_agrees(ud / "UD_English-EWT" / "en_ewt-ud-train.conllu",
+                                            ud / "UD_English-EWT" / "en_ewt-ud-dev.conllu")[0]
+
+
 def test_only_the_projects_own_empty_vectors_lose_spacys_w112():
     import re
 
