@@ -118,6 +118,12 @@ def release_model(data_dir: Path, lang: str) -> Optional[Path]:
     return path if path.exists() else None
 
 
+def xpos_column(path: Path) -> List[str]:
+    """The XPOS (column 5) of every syntactic word (integer ID) of a CoNLL-U file."""
+    with path.open(encoding="utf-8-sig") as f:
+        return [cols[4] for cols in (line.split("\t") for line in f) if len(cols) == 10 and cols[0].isdigit()]
+
+
 def has_xpos(path: Path) -> bool:
     """Whether every word of a CoNLL-U file has an XPOS (column 5 other than "_").
 
@@ -125,15 +131,8 @@ def has_xpos(path: Path) -> bool:
     88% of its words have none; the tagger's loss then fails with ``KeyError: ''``), so a
     treebank whose XPOS column is partial gets the morphologizer alone, like one without XPOS.
     """
-    words = 0
-    with path.open(encoding="utf-8-sig") as f:
-        for line in f:
-            cols = line.split("\t")
-            if len(cols) == 10 and cols[0].isdigit():
-                words += 1
-                if cols[4] == "_":
-                    return False
-    return words > 0
+    tags = xpos_column(path)
+    return bool(tags) and "_" not in tags
 
 
 def xpos_tag_set_agrees(train: Path, dev: Path, share: float = 0.95) -> Tuple[bool, float]:
@@ -143,12 +142,8 @@ def xpos_tag_set_agrees(train: Path, dev: Path, share: float = 0.95) -> Tuple[bo
     UD Vietnamese-VTB's dev file writes ``ADV``, ``PRE``, ``PUNCT`` where its training and test
     files write ``Adv``, ``Pre``, ``.`` (56% of its dev words have a tag of the training file).
     Such a treebank gets the morphologizer alone, like one without XPOS."""
-    def tags(path: Path) -> List[str]:
-        with path.open(encoding="utf-8-sig") as f:
-            return [cols[4] for cols in (line.split("\t") for line in f) if len(cols) == 10 and cols[0].isdigit()]
-
-    known = set(tags(train))
-    dev_tags = tags(dev)
+    known = set(xpos_column(train))
+    dev_tags = xpos_column(dev)
     agree = sum(tag in known for tag in dev_tags) / len(dev_tags) if dev_tags else 1.0
     return agree >= share, agree
 
