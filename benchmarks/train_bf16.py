@@ -20,7 +20,8 @@ import torch
 from spacy_mimick.vectors.mimick_trainer import PAPER_ARCH, PAPER_CONFIG, train_mimick
 from spacy_mimick.vectors.vectors_io import read_vectors
 
-GLOVE = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "embeddings" / "glove.6B.50d.top100k.txt.gz"
+SHARED = Path(__file__).resolve().parents[2] / "shared/data"
+GLOVE = SHARED / "embeddings/glove.6B.50d.top100k.txt.gz"
 
 
 @contextmanager
