@@ -55,3 +55,49 @@ def test_misspelled_only_scores_exactly_the_misspelled_tokens():
     scores = typo_tagging.score_attributes(subset)
     real_x = sum(1 for d, m in zip(corrupted, masks) for t, hit in zip(d, m) if hit and t.pos_ == "X")
     assert scores["pos_acc"] == real_x / len(subset)
+
+
+seeds_spec = importlib.util.spec_from_file_location(
+    "typo_tagging_seeds", Path(__file__).resolve().parents[1] / "benchmarks" / "typo_tagging_seeds.py")
+typo_tagging_seeds = importlib.util.module_from_spec(seeds_spec)
+seeds_spec.loader.exec_module(typo_tagging_seeds)
+
+
+def _table(rows):
+    """A table in typo_tagging.py's --output format."""
+    head = ["Typos in test.conllu (seed 0): ...", "",
+            "| typo rate | system | POS | attr F1 | POS (misspelled) | attr F1 (misspelled) | misspelled tokens | McNemar p |",
+            "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    return "\n".join(head + [f"| {rate}% | {name} | {pos:.2f} | 90.00 | - | - | 0 | {p} |" for rate, name, pos, p in rows]) + "\n"
+
+
+def test_seeds_summary_reads_each_table_and_tests_across_seeds(tmp_path, capsys, monkeypatch):
+    from scipy import stats
+
+    a0, b0, a30, b30 = [89.5, 89.7, 89.3], [89.4, 89.0, 89.5], [82.8, 83.1, 82.9], [86.9, 86.4, 86.2]
+    specs = []
+    for seed in range(3):
+        path = tmp_path / f"seed{seed}.md"
+        path.write_text(_table([(0, "default", a0[seed], ""), (0, "typos", b0[seed], "0.5"),
+                                (30, "default", a30[seed], ""), (30, "**typos**", b30[seed], "1e-9")]))
+        specs.append(f"{seed}={path}")
+    monkeypatch.setattr("sys.argv", ["x", *specs, "--a", "default", "--b", "typos"])
+    typo_tagging_seeds.main()
+    out = capsys.readouterr().out
+    assert "| 1 | 89.70 → 89.00, -0.70 (0.5) | 83.10 → 86.40, +3.30 (1e-9) |" in out
+    p30 = stats.ttest_ind(b30, a30, equal_var=False).pvalue
+    diff = sum(b30) / 3 - sum(a30) / 3
+    assert f"{diff:+.2f} ({p30:.2g})" in out and diff > 3.5
+    assert "0%: typos below default in 2 of 3 seeds; 30%: typos below default in 0 of 3 seeds" in out
+
+
+def test_seeds_summary_names_the_seed_and_system_that_lack_a_row(tmp_path, monkeypatch):
+    path = tmp_path / "seed0.md"
+    path.write_text(_table([(0, "default", 89.5, ""), (30, "default", 82.8, ""), (30, "typos", 86.0, "1e-9")]))
+    monkeypatch.setattr("sys.argv", ["x", f"0={path}", "--a", "default", "--b", "typos"])
+    try:
+        typo_tagging_seeds.main()
+    except SystemExit as error:
+        assert str(error) == "seed 0: no row for 'typos' at 0% typos"
+    else:
+        raise AssertionError("a missing row must stop the summary")
