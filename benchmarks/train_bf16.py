@@ -11,7 +11,7 @@ Not used by the trainer: docs/speed.md says what it measured and why.
 """
 import argparse
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -45,10 +45,7 @@ def bf16_lstm():
 def run(vectors, epochs: int, bf16: bool):
     config = replace(PAPER_CONFIG, max_epochs=epochs, patience=epochs)
     start = time.process_time()
-    if bf16:
-        with bf16_lstm():
-            result = train_mimick(vectors, PAPER_ARCH, config, progress=False, log=lambda m: None)
-    else:
+    with bf16_lstm() if bf16 else nullcontext():
         result = train_mimick(vectors, PAPER_ARCH, config, progress=False, log=lambda m: None)
     whole = time.process_time() - start
     steps = sum(h.cpu_seconds for h in result.history)

@@ -54,6 +54,9 @@ def main() -> None:
             for name in (args.a, args.b):
                 if (rate, name) not in rows:
                     raise SystemExit(f"seed {seed}: no row for {name!r} at {rate}% typos")
+            if rows[(rate, args.a)][1]:
+                raise SystemExit(f"seed {seed}: {args.a!r} has a McNemar p at {rate}% typos, so it was not "
+                                 f"the reference (the first --system) of that run: B's p would be against another system")
     head = " | ".join(f"{r}%: {args.a} → {args.b} (p)" for r in rates)
     print(f"POS, {args.a} against {args.b}; p: McNemar in each seed's run, Welch's t-test across seeds\n")
     print(f"| training seed | {head} |")

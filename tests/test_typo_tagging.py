@@ -101,3 +101,15 @@ def test_seeds_summary_names_the_seed_and_system_that_lack_a_row(tmp_path, monke
         assert str(error) == "seed 0: no row for 'typos' at 0% typos"
     else:
         raise AssertionError("a missing row must stop the summary")
+
+
+def test_seeds_summary_refuses_a_table_whose_reference_is_another_system(tmp_path, monkeypatch):
+    path = tmp_path / "seed0.md"
+    path.write_text(_table([(0, "other", 89.0, ""), (0, "default", 89.5, "0.3"), (0, "typos", 89.4, "0.6")]))
+    monkeypatch.setattr("sys.argv", ["x", f"0={path}", "--a", "default", "--b", "typos"])
+    try:
+        typo_tagging_seeds.main()
+    except SystemExit as error:
+        assert str(error).startswith("seed 0: 'default' has a McNemar p at 0% typos")
+    else:
+        raise AssertionError("p values against another reference must not be summarized")
