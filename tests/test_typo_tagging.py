@@ -2,6 +2,7 @@
 import importlib.util
 from pathlib import Path
 
+import pytest
 import spacy
 
 from conftest import EWT
@@ -91,25 +92,18 @@ def test_seeds_summary_reads_each_table_and_tests_across_seeds(tmp_path, capsys,
     assert "0%: typos below default in 2 of 3 seeds; 30%: typos below default in 0 of 3 seeds" in out
 
 
-def test_seeds_summary_names_the_seed_and_system_that_lack_a_row(tmp_path, monkeypatch):
+@pytest.mark.parametrize("rows,message", [
+    # a system without a row at one rate
+    ([(0, "default", 89.5, ""), (30, "default", 82.8, ""), (30, "typos", 86.0, "1e-9")],
+     "seed 0: no row for 'typos' at 0% typos"),
+    # system A was not the run's McNemar reference: B's p would be against another system
+    ([(0, "other", 89.0, ""), (0, "default", 89.5, "0.3"), (0, "typos", 89.4, "0.6")],
+     "seed 0: 'default' has a McNemar p at 0% typos"),
+])
+def test_seeds_summary_refuses_a_table_it_cannot_summarize(tmp_path, monkeypatch, rows, message):
     path = tmp_path / "seed0.md"
-    path.write_text(_table([(0, "default", 89.5, ""), (30, "default", 82.8, ""), (30, "typos", 86.0, "1e-9")]))
+    path.write_text(_table(rows))
     monkeypatch.setattr("sys.argv", ["x", f"0={path}", "--a", "default", "--b", "typos"])
-    try:
+    with pytest.raises(SystemExit) as error:
         typo_tagging_seeds.main()
-    except SystemExit as error:
-        assert str(error) == "seed 0: no row for 'typos' at 0% typos"
-    else:
-        raise AssertionError("a missing row must stop the summary")
-
-
-def test_seeds_summary_refuses_a_table_whose_reference_is_another_system(tmp_path, monkeypatch):
-    path = tmp_path / "seed0.md"
-    path.write_text(_table([(0, "other", 89.0, ""), (0, "default", 89.5, "0.3"), (0, "typos", 89.4, "0.6")]))
-    monkeypatch.setattr("sys.argv", ["x", f"0={path}", "--a", "default", "--b", "typos"])
-    try:
-        typo_tagging_seeds.main()
-    except SystemExit as error:
-        assert str(error).startswith("seed 0: 'default' has a McNemar p at 0% typos")
-    else:
-        raise AssertionError("p values against another reference must not be summarized")
+    assert str(error.value).startswith(message)
