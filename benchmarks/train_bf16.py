@@ -3,7 +3,8 @@ float32, in the same process: steps CPU-s, the ratio, and the dev loss of every 
 
 A question for CPUs whose oneDNN has native bfloat16 (AMX or AVX512-BF16: on such a CPU
 ``torch.ops.mkldnn._is_mkldnn_bf16_supported()`` is true), where the LSTM's small matrix
-products may run faster in bfloat16; elsewhere bfloat16 is emulated and slower. The optimizer
+products may run faster in bfloat16; elsewhere bfloat16 is emulated (no faster on the AMD EPYC
+of docs/speed.md's earlier try). The optimizer
 keeps float32 weights (autocast casts them for each step); only the LSTM runs in bfloat16.
 Not used by the trainer: docs/speed.md says what it measured and why.
 
