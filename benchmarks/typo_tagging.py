@@ -70,6 +70,18 @@ def pct(x) -> str:
     return "-" if x is None else f"{100 * x:.2f}"
 
 
+TABLE_HEAD = (
+    "| typo rate | system | POS | attr F1 | POS (misspelled) | attr F1 (misspelled) | misspelled tokens | McNemar p |",
+    "|---:|---|---:|---:|---:|---:|---:|---:|",
+)
+
+
+def table_row(rate: float, name: str, scores: Dict, typo_scores: Dict, misspelled: int, p: str) -> str:
+    """One row of the table (typo_tagging_seeds.py reads these rows back)."""
+    return (f"| {rate:.0%} | {name} | {pct(scores['pos_acc'])} | {pct(scores['attr_micro_f'])} | "
+            f"{pct(typo_scores.get('pos_acc'))} | {pct(typo_scores.get('attr_micro_f'))} | {misspelled:,} | {p} |")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("test", type=Path, help="Gold CoNLL-U test file")
@@ -116,15 +128,12 @@ def main(argv=None) -> None:
         for name, _ in systems:
             scores, typo_scores, correct = results[name]
             p = "" if name == reference else f"{mcnemar(results[reference][2], correct)[1]:.2g}"
-            rows.append(f"| {rate:.0%} | {name} | {pct(scores['pos_acc'])} | {pct(scores['attr_micro_f'])} | "
-                        f"{pct(typo_scores.get('pos_acc'))} | {pct(typo_scores.get('attr_micro_f'))} | "
-                        f"{int(sum(m.sum() for m in gold_all)):,} | {p} |")
+            rows.append(table_row(rate, name, scores, typo_scores, int(sum(m.sum() for m in gold_all)), p))
     table = "\n".join([
         f"Typos in {args.test.name} (seed {args.seed}): UPOS accuracy and attribute micro-F1, all tokens "
         f"and misspelled tokens; McNemar p (UPOS, all tokens) against {systems[0][0]}.",
         "",
-        "| typo rate | system | POS | attr F1 | POS (misspelled) | attr F1 (misspelled) | misspelled tokens | McNemar p |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        *TABLE_HEAD,
         *rows,
     ])
     print(table)

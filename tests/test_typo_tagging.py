@@ -65,11 +65,10 @@ seeds_spec.loader.exec_module(typo_tagging_seeds)
 
 
 def _table(rows):
-    """A table in typo_tagging.py's --output format."""
-    head = ["Typos in test.conllu (seed 0): ...", "",
-            "| typo rate | system | POS | attr F1 | POS (misspelled) | attr F1 (misspelled) | misspelled tokens | McNemar p |",
-            "|---:|---|---:|---:|---:|---:|---:|---:|"]
-    return "\n".join(head + [f"| {rate}% | {name} | {pos:.2f} | 90.00 | - | - | 0 | {p} |" for rate, name, pos, p in rows]) + "\n"
+    """A table written the way typo_tagging.py writes its --output (rate in percent, POS x 100)."""
+    lines = [typo_tagging.table_row(rate / 100, name, {"pos_acc": pos / 100, "attr_micro_f": 0.9}, {}, 0, p)
+             for rate, name, pos, p in rows]
+    return "\n".join(["Typos in test.conllu (seed 0): ...", "", *typo_tagging.TABLE_HEAD, *lines]) + "\n"
 
 
 def test_seeds_summary_reads_each_table_and_tests_across_seeds(tmp_path, capsys, monkeypatch):
