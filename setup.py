@@ -76,6 +76,7 @@ setup(
         "spacy_vectors": [
             "spacy_mimick.MimickVectors.v1 = spacy_mimick.vectors.mimick_vectors:create_mimick_vectors",
             "spacy_mimick.MimickVectors.v2 = spacy_mimick.vectors.mimick_vectors:create_mimick_vectors_v2",
+            "spacy_mimick.MimickVectors.v3 = spacy_mimick.vectors.mimick_vectors:create_mimick_vectors_v3",
         ],
         "spacy_callbacks": [
             "spacy_mimick.choose_unseen_penalty.v1 = spacy_mimick.tagger.unseen_words:make_choose_unseen_penalty",

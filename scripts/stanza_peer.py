@@ -566,7 +566,10 @@ def stanza_key(form: str) -> str:
 def cmd_spaced_rows(args: argparse.Namespace) -> None:
     """A copy of the table with Mimick's rows for the forms of the CoNLL-U files that hold white
     space (VTB's ``hàng xóm``, French ``1 000``), written under Stanza's key for them: without them
-    Stanza would have no vector for words that the Both tagger's mimick_vectors does embed."""
+    Stanza would have no vector for words that the Both tagger's mimick_vectors does embed. Each
+    row is the mean of the form's parts' predictions, as mimick_vectors' ``spaced_from_parts``
+    gives a Mimick-only pipeline; ``--whole-forms``: Mimick's prediction for the whole form, as
+    before that setting."""
     import numpy
 
     from spacy_mimick.cli.mimick import check_width
@@ -584,7 +587,14 @@ def cmd_spaced_rows(args: argparse.Namespace) -> None:
     keys = [stanza_key(form) for form in spaced]
     new = [(form, key) for form, key in zip(spaced, keys) if table.get(key) is None]
     if new:
-        rows = numpy.asarray(model.predict([form for form, _ in new]), dtype=table.matrix.dtype)
+        forms = [form for form, _ in new]
+        if args.whole_forms:
+            rows = numpy.asarray(model.predict(forms), dtype=table.matrix.dtype)
+        else:
+            parts = list(dict.fromkeys(part for form in forms for part in form.split()))
+            predicted = dict(zip(parts, model.predict(parts)))
+            rows = numpy.asarray([numpy.mean([predicted[part] for part in form.split()], axis=0) for form in forms],
+                                 dtype=table.matrix.dtype)
         matrix = numpy.vstack([table.matrix, rows])
     else:
         matrix = table.matrix
@@ -672,6 +682,8 @@ def build_parser() -> argparse.ArgumentParser:
     spaced.add_argument("--vectors", type=Path, required=True, help="The word2vec text table (e.g. `extend`'s)")
     spaced.add_argument("--mimick-model", type=Path, required=True, help="The Mimick model that made its rows")
     spaced.add_argument("--output", type=Path, required=True, help="The table to write (.gz: gzipped)")
+    spaced.add_argument("--whole-forms", action="store_true",
+                        help="Mimick's prediction for each whole form (spaces inside), not the mean of its parts'")
     spaced.set_defaults(func=cmd_spaced_rows)
     return parser
 

@@ -1,5 +1,6 @@
 """The mimick_vectors component and MimickVectors: OOV vectors in spaCy, serialization,
 multiprocessing (fork and spawn), with no hook and no extra call."""
+import json
 import pickle
 import subprocess
 import sys
@@ -28,6 +29,10 @@ def test_add_pipe_works_without_importing_the_package():
     code = "import spacy; nlp = spacy.blank('en'); print(type(nlp.add_pipe('mimick_vectors')).__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "MimickVectorsComponent"
+    code = ("import spacy; print([spacy.util.registry.vectors.get(f'spacy_mimick.MimickVectors.v{n}').__name__ "
+            "for n in (1, 2, 3)])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(["create_mimick_vectors", "create_mimick_vectors_v2", "create_mimick_vectors_v3"])
 
 
 def test_initialize_without_model_path_is_a_clear_error(nlp_glove):
@@ -173,6 +178,61 @@ def test_settings_given_at_load_win_over_the_saved_ones(nlp, tmp_path):
     assert {k: loaded.get_pipe("mimick_vectors").cfg[k] for k in overrides} == overrides
     plain = spacy.load(tmp_path / "pipeline")  # without overrides: what was saved
     assert plain.vocab.vectors.spelling_backoff is True and plain.vocab.vectors.cache_size == 100_000
+
+
+def spaced_doc(nlp):
+    return Doc(nlp.vocab, words=["New York", "zorblax  quibbit", "the", "zorblax"])
+
+
+def test_spaced_forms_get_the_mean_of_their_parts(nlp, tiny_mimick):
+    """A token with white space inside (a multiword token) that the table lacks: the mean of its
+    parts' vectors, each found as any token's (table, lowercase row, Mimick), as Span.vector is;
+    predict() gives it the mean of the parts' predictions."""
+    vectors = nlp.vocab.vectors
+    assert vectors.spaced_from_parts is True  # the component's default
+    table, model = vectors.table, MimickModel.from_disk(tiny_mimick)
+    doc = spaced_doc(nlp)
+    new_york = numpy.mean([table[nlp.vocab.strings["new"]], table[nlp.vocab.strings["york"]]], axis=0)
+    numpy.testing.assert_allclose(doc[0].vector, new_york, atol=1e-6)
+    parts = model.predict(["zorblax", "quibbit"])
+    numpy.testing.assert_allclose(doc[1].vector, parts.mean(axis=0), atol=1e-6)
+    numpy.testing.assert_allclose(doc[3].vector, parts[0], atol=1e-6)
+    batch, sources = vectors.lookup(doc.to_array("ORTH"))
+    numpy.testing.assert_array_equal(batch, vectors_of(doc))  # get_batch and token.vector agree
+    assert sources.tolist() == [MIMICK, MIMICK, TABLE, MIMICK]
+    whole = model.predict(["New York"])[0]
+    assert not numpy.allclose(doc[0].vector, whole, atol=1e-3)
+    numpy.testing.assert_allclose(vectors.predict(["New York"])[0], model.predict(["New", "York"]).mean(axis=0),
+                                  atol=1e-6)
+
+
+def test_spaced_forms_whole_when_the_setting_is_off(nlp_glove, tiny_mimick):
+    nlp_glove.add_pipe("mimick_vectors", config={"spaced_from_parts": False})
+    nlp_glove.get_pipe("mimick_vectors").initialize(model_path=tiny_mimick)
+    doc = spaced_doc(nlp_glove)
+    whole = MimickModel.from_disk(tiny_mimick).predict(["New York", "zorblax  quibbit"])
+    numpy.testing.assert_allclose(vectors_of(doc)[:2], whole, atol=1e-6)
+
+
+def test_spaced_forms_in_saved_pipelines_and_the_registered_vectors(nlp, tmp_path):
+    """A pipeline saved before the setting existed (no key in its config or cfg) gets it on; the
+    registered vectors: v1 and v2 as they were released (off), v3 on."""
+    from spacy.util import registry
+
+    nlp.to_disk(tmp_path / "pipeline")
+    config = tmp_path / "pipeline" / "config.cfg"
+    config.write_text("\n".join(line for line in config.read_text().splitlines()
+                                if not line.startswith("spaced_from_parts")))
+    cfg = tmp_path / "pipeline" / "mimick_vectors" / "cfg"
+    saved = json.loads(cfg.read_text())
+    del saved["spaced_from_parts"]
+    cfg.write_text(json.dumps(saved))
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.vocab.vectors.spaced_from_parts is True
+    numpy.testing.assert_array_equal(vectors_of(spaced_doc(loaded)), vectors_of(spaced_doc(nlp)))
+    made = {name: registry.vectors.get(f"spacy_mimick.MimickVectors.{name}")()(nlp.vocab).spaced_from_parts
+            for name in ("v1", "v2", "v3")}
+    assert made == {"v1": False, "v2": False, "v3": True}
 
 
 def test_dimension_mismatch_is_rejected(tiny_mimick):

@@ -317,8 +317,9 @@ def test_peer_table_script_finds_both_spacy_and_stanza_of_each_sample(files, tmp
 
 
 def test_spaced_rows_as_stanza_looks_them_up(peer, tiny_mimick, glove_small, tmp_path, capsys):
-    """Forms with a space get Mimick's row under Stanza's key (spaces as U+00A0); the table's rows
-    are copied as they are; a form already in the table is not added twice."""
+    """Forms with a space get Mimick's row under Stanza's key (spaces as U+00A0): the mean of their
+    parts' predictions (``--whole-forms``: the whole form's); the table's rows are copied as they
+    are; a form already in the table is not added twice."""
     import numpy
 
     from spacy_mimick.vectors.mimick_model import MimickModel
@@ -336,8 +337,14 @@ def test_spaced_rows_as_stanza_looks_them_up(peer, tiny_mimick, glove_small, tmp
     written = read_vectors(out)
     assert list(written.words) == ["the", "cat", "new\xa0york", "hàng\xa0xóm"]
     numpy.testing.assert_allclose(written.matrix[:3], glove_small.matrix[:3], rtol=1e-6)
-    expected = MimickModel.from_disk(tiny_mimick).predict(["hàng xóm"])[0]
-    numpy.testing.assert_allclose(written.matrix[3], expected, rtol=1e-4, atol=1e-6)
+    model = MimickModel.from_disk(tiny_mimick)
+    parts = model.predict(["hàng", "xóm"]).mean(axis=0)  # as mimick_vectors' spaced_from_parts
+    numpy.testing.assert_allclose(written.matrix[3], parts, rtol=1e-4, atol=1e-6)
+    whole = tmp_path / "whole.vec.gz"
+    peer.main(["spaced-rows", str(text), "--vectors", str(table_path), "--mimick-model", str(tiny_mimick),
+               "--output", str(whole), "--whole-forms"])
+    numpy.testing.assert_allclose(read_vectors(whole).matrix[3], model.predict(["hàng xóm"])[0], rtol=1e-4, atol=1e-6)
+    assert not numpy.allclose(parts, model.predict(["hàng xóm"])[0], atol=1e-3)
     with pytest.raises(SystemExit, match="one of the inputs"):
         peer.main(["spaced-rows", str(text), "--vectors", str(table_path), "--mimick-model", str(tiny_mimick),
                    "--output", str(table_path)])

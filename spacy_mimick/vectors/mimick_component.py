@@ -56,7 +56,7 @@ from ..threads import AUTO
         "lowercase_backoff": True, "cache_size": 100_000, "add_to_vectors": False,
         "batch_size": 1000, "refine_rare": 0.0, "predict_all": False, "mimick_only": False,
         "n_threads": AUTO, "spelling_backoff": True, "spelling_weight": 0.5, "spelling_max_rows": 0,
-        "spelling_typo_margin": DEFAULT_TYPO_MARGIN,
+        "spelling_typo_margin": DEFAULT_TYPO_MARGIN, "spaced_from_parts": True,
     },
 )
 def make_mimick_vectors(
@@ -64,7 +64,7 @@ def make_mimick_vectors(
     add_to_vectors: bool, batch_size: int, refine_rare: float = 0.0, predict_all: bool = False,
     mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
     spelling_weight: float = 0.5, spelling_max_rows: int = 0,
-    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
+    spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN, spaced_from_parts: bool = True,
 ) -> "MimickVectorsComponent":
     """Create the component; the trained Mimick model is loaded in ``initialize(model_path=...)``.
 
@@ -83,19 +83,24 @@ def make_mimick_vectors(
         likely under a character model of the table's words (null: any candidate). On by
         default: it recovers most one-edit misspellings and, gated, leaves real rare words
         their Mimick vector (docs/oov_vectors.md, "The typo gate").
+    spaced_from_parts (bool): A token with white space inside that the table lacks (Vietnamese
+        syllable groups, French ``1 000``, an entity that ``merge_entities`` joined) gets the
+        mean of its parts' vectors, as spaCy's ``Span.vector`` is the mean of its tokens':
+        Mimick models learned from whitespace tokens never saw a space (docs/low_resource.md,
+        Vietnamese). Pipelines saved before this setting existed get it on when loaded.
     """
     return MimickVectorsComponent(
         nlp.vocab, name, lowercase_backoff=lowercase_backoff, cache_size=cache_size,
         add_to_vectors=add_to_vectors, batch_size=batch_size, refine_rare=refine_rare,
         predict_all=predict_all, mimick_only=mimick_only, n_threads=n_threads,
         spelling_backoff=spelling_backoff, spelling_weight=spelling_weight, spelling_max_rows=spelling_max_rows,
-        spelling_typo_margin=spelling_typo_margin,
+        spelling_typo_margin=spelling_typo_margin, spaced_from_parts=spaced_from_parts,
     )
 
 
 # The component's settings that are its MimickVectors' (kept in sync by ``vectors``).
 VECTORS_SETTINGS = ("lowercase_backoff", "cache_size", "mimick_only", "n_threads", "spelling_backoff",
-                    "spelling_weight", "spelling_max_rows", "spelling_typo_margin")
+                    "spelling_weight", "spelling_max_rows", "spelling_typo_margin", "spaced_from_parts")
 # Settings of how the component runs, not of what initialize() did: a loaded pipeline takes them
 # from its config (see MimickVectorsComponent._load_cfg).
 RUNTIME_SETTINGS = VECTORS_SETTINGS + ("batch_size", "predict_all", "add_to_vectors")
@@ -151,7 +156,7 @@ class MimickVectorsComponent(Pipe):
         refine_rare: float = 0.0, predict_all: bool = False, model: Optional[MimickModel] = None,
         mimick_only: bool = False, n_threads: int = AUTO, spelling_backoff: bool = True,
         spelling_weight: float = 0.5, spelling_max_rows: int = 0,
-        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN,
+        spelling_typo_margin: Optional[float] = DEFAULT_TYPO_MARGIN, spaced_from_parts: bool = True,
     ):
         if not 0 <= refine_rare < 1:
             raise ValueError(f"[{name}] refine_rare is a share of the table's rows in [0, 1), got {refine_rare}")
@@ -167,6 +172,7 @@ class MimickVectorsComponent(Pipe):
             "predict_all": predict_all, "mimick_only": mimick_only, "n_threads": n_threads,
             "spelling_backoff": spelling_backoff, "spelling_weight": spelling_weight,
             "spelling_max_rows": spelling_max_rows, "spelling_typo_margin": spelling_typo_margin,
+            "spaced_from_parts": spaced_from_parts,
         }
         self._model: Optional[MimickModel] = None  # kept to reinstall the vectors (see ``vectors``)
         self.vectors
