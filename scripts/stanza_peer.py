@@ -574,6 +574,7 @@ def cmd_spaced_rows(args: argparse.Namespace) -> None:
 
     from spacy_mimick.cli.mimick import check_width
     from spacy_mimick.vectors.mimick_model import MimickModel
+    from spacy_mimick.vectors.mimick_vectors import MimickVectors
     from spacy_mimick.vectors.vectors_io import read_vectors, write_vectors_text
 
     inputs = [args.vectors, *args.conllu]
@@ -587,14 +588,8 @@ def cmd_spaced_rows(args: argparse.Namespace) -> None:
     keys = [stanza_key(form) for form in spaced]
     new = [(form, key) for form, key in zip(spaced, keys) if table.get(key) is None]
     if new:
-        forms = [form for form, _ in new]
-        if args.whole_forms:
-            rows = numpy.asarray(model.predict(forms), dtype=table.matrix.dtype)
-        else:
-            parts = list(dict.fromkeys(part for form in forms for part in form.split()))
-            predicted = dict(zip(parts, model.predict(parts)))
-            rows = numpy.asarray([numpy.mean([predicted[part] for part in form.split()], axis=0) for form in forms],
-                                 dtype=table.matrix.dtype)
+        vectors = MimickVectors(model=model, mimick_only=True, spaced_from_parts=not args.whole_forms, cache_size=0)
+        rows = numpy.asarray(vectors.predict([form for form, _ in new]), dtype=table.matrix.dtype)
         matrix = numpy.vstack([table.matrix, rows])
     else:
         matrix = table.matrix
