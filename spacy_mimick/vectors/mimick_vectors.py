@@ -418,10 +418,9 @@ class MimickVectors(BaseVectors):
             words = [texts[keys[i]] for i in predicted.tolist()]
             spaced = self._from_parts(words, xp) if self.spaced_from_parts else {}
             if spaced:
-                whole = [j for j, word in enumerate(words) if word not in spaced]
-                out[xp.asarray(predicted[[j for j, word in enumerate(words) if word in spaced]])] = xp.stack(
-                    [spaced[word] for word in words if word in spaced])
-                predicted, words = predicted[whole], [words[j] for j in whole]
+                from_parts = numpy.array([word in spaced for word in words])
+                out[xp.asarray(predicted[from_parts])] = xp.stack([spaced[word] for word in words if word in spaced])
+                predicted, words = predicted[~from_parts], [word for word in words if word not in spaced]
             if words:
                 vectors = self.predict(words)
                 if self.spelling_backoff:
