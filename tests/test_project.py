@@ -884,6 +884,21 @@ def test_confusions_pooled_over_runs(tmp_path, capsys):
     with pytest.raises(SystemExit, match="has no {run}"):
         confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"),
                                 "--train-template", "train.spacy", "--output", str(tmp_path / "x.json")])
+    # A's predictions from another recipe's folders: there A is right on "verger" in both runs.
+    for run in ("n10.s0", "n10.s1"):
+        docbin(tmp_path / "other" / run / "spacy.spacy", gold_pos)
+    confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"), str(tmp_path / "n10.s1"),
+                            "--a-template", str(tmp_path / "other" / "{run}" / "spacy.spacy"),
+                            "--output", str(tmp_path / "conf2.json")])
+    result = json.loads((tmp_path / "conf2.json").read_text())
+    assert result["a"] == [] and sorted(result["b_only"]) == [["NOUN", "VERB", 2], ["PROPN", "NOUN", 2]]
+    with pytest.raises(SystemExit, match="has no {run}"):
+        confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"),
+                                "--b-template", "both.spacy", "--output", str(tmp_path / "x.json")])
+    with pytest.raises(SystemExit, match=r"missing/n10.s0/spacy.spacy \(the predictions for run"):
+        confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n10.s0"),
+                                "--a-template", str(tmp_path / "missing" / "{run}" / "spacy.spacy"),
+                                "--output", str(tmp_path / "x.json")])
 
 def test_confusions_of_attributes(tmp_path, capsys):
     """confusions.py on FEATS: per attribute, each system's F1 and errors (a wrong, missing or

@@ -6,9 +6,11 @@ other is right.
         --train-template corpus/UD_French-Sequoia/train.{run}.spacy --output OUT.json [--top 15]
 
 Each RUN_DIR holds ``evaluate.py``'s predictions ``A.spacy`` and ``B.spacy`` (e.g.
-``metrics/UD_French-Sequoia_lowres/n10000.s0``); ``--train-template`` names each run's training
-set, ``{run}`` being the run folder's name, for the split by training vocabulary ("OOV" = a form
-not in that run's training set, as in the paper's OOV columns). Prints a Markdown table of the
+``metrics/UD_French-Sequoia_lowres/n10000.s0``); ``--a-template`` / ``--b-template`` take a
+system's predictions from another recipe's folder instead (``{run}`` being the run folder's name,
+e.g. ``metrics/UD_Vietnamese-VTB_lowres-xposfix/{run}/spacy.spacy``); ``--train-template`` names
+each run's training set, for the split by training vocabulary ("OOV" = a form not in that run's
+training set, as in the paper's OOV columns). Prints a Markdown table of the
 ``--top`` confusions by the two systems' errors together and the forms behind B's errors where A
 is right, then the same for the morphological attributes (per attribute: F1 of each system, on
 all and on OOV tokens, and how many more errors B makes; the value confusions behind each system's
@@ -146,14 +148,20 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("runs", type=Path, nargs="+", help="Folders holding A.spacy and B.spacy (evaluate.py's)")
     parser.add_argument("--a", default="spacy", help="System A: the predictions' file name without .spacy")
     parser.add_argument("--b", default="both", help="System B: the predictions' file name without .spacy")
+    for system in ("a", "b"):
+        parser.add_argument(f"--{system}-template", default=None,
+                            help=f"System {system.upper()}'s predictions (.spacy), {{run}} standing for the run "
+                                 f"folder's name (default: RUN_DIR/{system.upper()}.spacy)")
     parser.add_argument("--train-template", default=None,
                         help="Each run's training set (.spacy), {run} standing for the run folder's name")
     parser.add_argument("--output", "-o", type=Path, required=True, help="JSON file to write")
     parser.add_argument("--top", type=int, default=15, help="Confusions and forms to print")
     args = parser.parse_args(argv)
-    if args.train_template is not None and "{run}" not in args.train_template:
-        raise SystemExit(f"error: --train-template {args.train_template!r} has no {{run}} "
-                         f"(e.g. corpus/UD_French-Sequoia/train.{{run}}.spacy)")
+    for option, template, example in (("--train-template", args.train_template, "corpus/UD_French-Sequoia/train.{run}.spacy"),
+                                      ("--a-template", args.a_template, "metrics/UD_French-Sequoia_lowres/{run}/spacy.spacy"),
+                                      ("--b-template", args.b_template, "metrics/UD_French-Sequoia_lowres/{run}/both.spacy")):
+        if template is not None and "{run}" not in template:
+            raise SystemExit(f"error: {option} {template!r} has no {{run}} (e.g. {example})")
 
     vocab = spacy.blank("xx").vocab
     total: Dict[str, Counter] = {}
@@ -166,7 +174,12 @@ def main(argv: Optional[List[str]] = None) -> None:
             if not train_path.exists():
                 raise SystemExit(f"error: {train_path} (--train-template for run {run}) does not exist")
             train_words = training_forms(train_path, vocab)
-        examples = [load_examples(args.gold, run / f"{name}.spacy", vocab) for name in (args.a, args.b)]
+        paths = [Path(template.format(run=run.name)) if template is not None else run / f"{name}.spacy"
+                 for name, template in ((args.a, args.a_template), (args.b, args.b_template))]
+        for option, path in zip(("--a-template", "--b-template"), paths):
+            if not path.exists():
+                raise SystemExit(f"error: {path} (the predictions for run {run}; {option} or RUN_DIR) does not exist")
+        examples = [load_examples(args.gold, path, vocab) for path in paths]
         for key, counter in count_confusions(*examples, train_words).items():
             total.setdefault(key, Counter()).update(counter)
         for system, system_examples in zip("ab", examples):
@@ -177,6 +190,7 @@ def main(argv: Optional[List[str]] = None) -> None:
                         pooled[i] += c
     result: Dict[str, Any] = {
         "a": args.a, "b": args.b, "gold": str(args.gold), "runs": [str(r) for r in args.runs],
+        "a_template": args.a_template, "b_template": args.b_template,
         "n_tokens": dict(total["n_tokens"]),
         **{key: [[*k, c] for k, c in total[key].most_common()] for key in total if key != "n_tokens"},
         "attributes": {system: {part: {attr: dict(zip(("correct", "predicted", "gold"), c)) for attr, c in attrs.items()}
