@@ -933,6 +933,23 @@ def test_unseen_penalty_changes_only_unseen_words_away_from_closed_classes(train
         tagger.unseen_penalty = -1.0
 
 
+def test_unseen_penalty_leaves_punctuation_the_training_data_never_wrote(trained):
+    """A punctuation mark outside the training vocabulary (UD Chinese GSD writes "." where
+    spaCy's tokenizer gives "。") is not a new word: the penalty, which lowers PUNCT first on
+    new words, must not move it; a new word made of letters still counts as unseen."""
+    nlp, _, _ = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    train_words = set(tagger.train_words)
+    marks = ["。", "¿", "…!", "«"]
+    assert not any(mark in train_words for mark in marks)
+    assert tagger.unseen_forms(marks + ["zorblaxed", ""]).tolist() == [False] * 4 + [True, True]
+    texts = [f"The cat sat {mark} the dog" for mark in marks]
+    plain = [[t.pos_ for t in doc] for doc in _tag_with(nlp, texts, unseen_penalty=0.0)]
+    penalized = [[t.pos_ for t in doc] for doc in _tag_with(nlp, texts, unseen_penalty=100.0)]
+    for doc_plain, doc_penalized in zip(plain, penalized):
+        assert doc_plain[3] == doc_penalized[3]  # the mark's tag does not move
+
+
 def test_choose_unseen_penalty_keeps_the_weight_best_on_dev(trained):
     """The before_to_disk callback picks, of its weights, the one whose POS accuracy on the
     corpus is highest (as nlp.evaluate measures it through the tagger's own decoding), the

@@ -5,6 +5,7 @@ a NONE value, as in Pinter et al. (2017), section 4. The labels (POS set, attrib
 values), the training vocabulary and the character vocabulary come from the training data
 in :meth:`MimickTagger.initialize`.
 """
+import unicodedata
 from collections import Counter
 from functools import partial
 from itertools import islice
@@ -162,6 +163,11 @@ def check_removed_settings(name: str, *, distillation: float = 0.0, decode: str 
             f"{name}: decode = {decode!r} was removed (bundles measured no gain, a loss at 1,000 "
             f"tokens, docs/low_resource.md); each head's most probable value is the only decoding: "
             f"delete the setting")
+
+
+def _all_punctuation(form: str) -> bool:
+    """Every character of ``form`` (non-empty) is Unicode punctuation (categories P*)."""
+    return bool(form) and all(unicodedata.category(char).startswith("P") for char in form)
 
 
 class MimickTagger(TrainablePipe):
@@ -577,9 +583,12 @@ class MimickTagger(TrainablePipe):
         return self.unseen_forms(self.read_forms(docs))
 
     def unseen_forms(self, forms: Iterable[str]) -> numpy.ndarray:
-        """One bool per form: not in the training vocabulary."""
+        """One bool per form: not in the training vocabulary, and not made of punctuation
+        characters alone. A punctuation mark the training data never wrote is not a new word:
+        UD Chinese GSD writes "." and ",", so spaCy's "。" from raw text is unseen there, and the
+        penalty on the tags that almost never fall on new words (PUNCT first) turned it into NUM."""
         words = self.model.get_ref("featurizer").attrs["words"]
-        return numpy.array([form not in words for form in forms], dtype=bool)
+        return numpy.array([form not in words and not _all_punctuation(form) for form in forms], dtype=bool)
 
     def _unseen_penalty(self) -> Optional[numpy.ndarray]:
         """What ``unseen_penalty`` adds to an unseen word's POS scores, or None when off (or
