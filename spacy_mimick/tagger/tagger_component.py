@@ -578,8 +578,9 @@ class MimickTagger(TrainablePipe):
 
     def unseen_tokens(self, docs: Iterable[Doc]) -> numpy.ndarray:
         """One bool per token of ``docs`` (in order): its form, as the network reads it
-        (``read_forms``), is not in the training vocabulary (the paper's OOV, the tokens
-        ``unseen_penalty`` applies to)."""
+        (``read_forms``), is not in the training vocabulary and not punctuation alone
+        (:meth:`unseen_forms`: the tokens ``unseen_penalty`` applies to; the paper's OOV, less
+        new punctuation marks)."""
         return self.unseen_forms(self.read_forms(docs))
 
     def unseen_forms(self, forms: Iterable[str]) -> numpy.ndarray:
