@@ -16,7 +16,6 @@ corpus/TREEBANK/test.spacy) or PIPELINE,TEST.spacy.
 """
 import argparse
 from collections import Counter
-from pathlib import Path
 from typing import List
 from unittest import mock
 
@@ -26,6 +25,7 @@ from spacy.tokens import Doc, DocBin
 
 from spacy_mimick.tagger.tagger_component import MimickTagger
 from spacy_mimick.ud.significance import mcnemar
+from unseen_word_rules import run_paths  # the benchmarks' folder is on sys.path when run as a script
 
 
 def every_form_outside_the_vocabulary(tagger: MimickTagger, forms) -> numpy.ndarray:
@@ -42,13 +42,7 @@ def main(argv: List[str] = None) -> None:
     print("| pipeline | unseen_penalty | tokens changed | POS, punctuation unseen (before) | POS now | now − before | McNemar p | most frequent changes (gold: before -> now) |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for run in args.runs:
-        parts = run.split(",")
-        if len(parts) == 1 and run.count(":") == 1:
-            treebank, unit = run.split(":")
-            parts = [f"training/{treebank}_lowres/{unit}/both/model-best", f"corpus/{treebank}/test.spacy"]
-        if len(parts) != 2:
-            raise SystemExit(f"error: {run!r}: expected TREEBANK:RUN or PIPELINE,TEST.spacy")
-        pipeline, test = map(Path, parts)
+        pipeline, test = run_paths(run, ("test",))
         nlp = spacy.load(pipeline)
         tagger = nlp.get_pipe("mimick_tagger")
         gold = list(DocBin().from_disk(test).get_docs(nlp.vocab))

@@ -48,6 +48,22 @@ def pos_scores(nlp, docs: List[Doc], values: List[str], batch_size: int = 256) -
                               for s in tagger.scores(words[i:i + batch_size])])
 
 
+def run_paths(run: str, files: Tuple[str, ...]) -> List[Path]:
+    """The pipeline and the ``files`` (``train``, ``dev``, ``test``) of a run given as
+    TREEBANK:RUN (the project's layout: training/TREEBANK_lowres/RUN/both/model-best,
+    corpus/TREEBANK/train.RUN.spacy, dev.spacy, test.spacy) or as the paths, comma-separated."""
+    parts = run.split(",")
+    if len(parts) == 1 and run.count(":") == 1:
+        treebank, unit = run.split(":")
+        corpus = Path("corpus") / treebank
+        names = {"train": f"train.{unit}.spacy", "dev": "dev.spacy", "test": "test.spacy"}
+        parts = [f"training/{treebank}_lowres/{unit}/both/model-best"] + [corpus / names[f] for f in files]
+    if len(parts) != 1 + len(files):
+        expected = ",".join(["PIPELINE"] + [f"{f.upper()}.spacy" for f in files])
+        raise SystemExit(f"error: {run!r}: expected TREEBANK:RUN or {expected}")
+    return [Path(part) for part in parts]
+
+
 def rules(values: List[str], prior: Dict[str, float], weights: List[float]) -> Dict[str, numpy.ndarray]:
     """Per rule, the vector added to an unseen token's UPOS scores."""
     closed = numpy.array([0.0 if v not in CLOSED else -numpy.inf for v in values])
@@ -82,15 +98,7 @@ def main(argv: List[str] = None) -> None:
     print("| pipeline | rule | dev POS | − plain | test POS | − plain | unseen test POS | McNemar p (test) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for run in args.runs:
-        parts = run.split(",")
-        if len(parts) == 1 and run.count(":") == 1:
-            treebank, unit = run.split(":")
-            corpus = Path("corpus") / treebank
-            parts = [f"training/{treebank}_lowres/{unit}/both/model-best", corpus / f"train.{unit}.spacy",
-                     corpus / "dev.spacy", corpus / "test.spacy"]
-        if len(parts) != 4:
-            raise SystemExit(f"error: {run!r}: expected TREEBANK:RUN or PIPELINE,TRAIN.spacy,DEV.spacy,TEST.spacy")
-        pipeline, train, dev, test = map(Path, parts)
+        pipeline, train, dev, test = run_paths(run, ("train", "dev", "test"))
         nlp = spacy.load(pipeline)
         labels = nlp.get_pipe("mimick_tagger").label_data["pos"]
         # From the training file, not the tagger's cfg: pipelines trained before the estimate
