@@ -21,11 +21,11 @@ from unittest import mock
 
 import numpy
 import spacy
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import DocBin
 
 from spacy_mimick.tagger.tagger_component import MimickTagger
 from spacy_mimick.ud.significance import mcnemar
-from unseen_word_rules import run_paths  # the benchmarks' folder is on sys.path when run as a script
+from unseen_word_rules import run_paths, tagger_scores  # the benchmarks' folder is on sys.path when run as a script
 
 
 def every_form_outside_the_vocabulary(tagger: MimickTagger, forms) -> numpy.ndarray:
@@ -46,9 +46,7 @@ def main(argv: List[str] = None) -> None:
         nlp = spacy.load(pipeline)
         tagger = nlp.get_pipe("mimick_tagger")
         gold = list(DocBin().from_disk(test).get_docs(nlp.vocab))
-        docs = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in gold]
-        docs = list(nlp.pipe(docs, disable=["mimick_tagger"]))  # mimick_vectors, as the tagger reads them
-        scores = numpy.concatenate([s for i in range(0, len(docs), 256) for s in tagger.scores(docs[i:i + 256])])
+        docs, scores = tagger_scores(nlp, gold)
         values = list(tagger.cfg["labels_pos"])
         tokens = [t for d in gold for t in d]
         gold_ids = numpy.array([values.index(t.pos_) if t.pos_ in values else -1 for t in tokens])

@@ -38,14 +38,20 @@ from spacy_mimick.ud.significance import mcnemar
 CLOSED = ("ADP", "AUX", "CCONJ", "DET", "PART", "PRON", "SCONJ")
 
 
-def pos_scores(nlp, docs: List[Doc], values: List[str], batch_size: int = 256) -> numpy.ndarray:
-    """(n_tokens, len(values)) UPOS scores of the gold-word Docs (``values``: the tagger's UPOS
-    values, in column order)."""
+def tagger_scores(nlp, docs: List[Doc], batch_size: int = 256) -> Tuple[List[Doc], numpy.ndarray]:
+    """The gold words of ``docs`` as new Docs through the components before the tagger, and the
+    tagger's scores of every head on them, (n_tokens, n_outputs)."""
     tagger = nlp.get_pipe("mimick_tagger")
     words = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in docs]
     words = list(nlp.pipe(words, disable=["mimick_tagger"]))  # mimick_vectors, as the tagger reads them
-    return numpy.concatenate([s[:, :len(values)] for i in range(0, len(words), batch_size)
-                              for s in tagger.scores(words[i:i + batch_size])])
+    return words, numpy.concatenate([s for i in range(0, len(words), batch_size)
+                                     for s in tagger.scores(words[i:i + batch_size])])
+
+
+def pos_scores(nlp, docs: List[Doc], values: List[str], batch_size: int = 256) -> numpy.ndarray:
+    """(n_tokens, len(values)) UPOS scores of the gold-word Docs (``values``: the tagger's UPOS
+    values, in column order)."""
+    return tagger_scores(nlp, docs, batch_size)[1][:, :len(values)]
 
 
 def run_paths(run: str, files: Tuple[str, ...]) -> List[Path]:
