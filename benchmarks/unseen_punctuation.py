@@ -10,11 +10,17 @@ training vocabulary counted unseen (the rule before), and prints the POS accurac
 McNemar's p (the project's test), and the tokens that changed.
 
     python benchmarks/unseen_punctuation.py UD_Russian-Taiga:n5000.s0 [...]
+    python benchmarks/unseen_punctuation.py --rule symbols UD_Russian-Taiga:n5000.s0 [...]
+
+``--rule symbols`` asks the next question instead: the tagger as it is against the same rule with
+symbols too (forms of Unicode P* and S* characters alone: emoji, ``|``, ``^^``, ``$``) not
+counted as new words.
 
 A run is TREEBANK:RUN (the project's layout: training/TREEBANK_lowres/RUN/both/model-best,
 corpus/TREEBANK/test.spacy) or PIPELINE,TEST.spacy.
 """
 import argparse
+import unicodedata
 from collections import Counter
 from typing import List
 from unittest import mock
@@ -34,12 +40,35 @@ def every_form_outside_the_vocabulary(tagger: MimickTagger, forms) -> numpy.ndar
     return numpy.array([form not in words for form in forms], dtype=bool)
 
 
+def _punctuation_or_symbols(form: str) -> bool:
+    return bool(form) and all(unicodedata.category(char)[0] in "PS" for char in form)
+
+
+def symbols_not_unseen(tagger: MimickTagger, forms) -> numpy.ndarray:
+    """The candidate of ``--rule symbols``: forms of punctuation and symbol characters alone are
+    not new words either."""
+    words = tagger.model.get_ref("featurizer").attrs["words"]
+    return numpy.array([form not in words and not _punctuation_or_symbols(form) for form in forms], dtype=bool)
+
+
+# --rule: (baseline's unseen_forms or None for the tagger's own, its label; candidate's, its label)
+RULES = {
+    "before": ((every_form_outside_the_vocabulary, "punctuation unseen (before)", "before"), (None, "now", "now")),
+    "symbols": ((None, "now (punctuation only)", "now"), (symbols_not_unseen, "symbols not unseen either", "symbols")),
+}
+
+
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="+", help="TREEBANK:RUN or PIPELINE,TEST.spacy")
     parser.add_argument("--top", type=int, default=8, help="changed tokens to list per run")
+    parser.add_argument("--rule", choices=sorted(RULES), default="before",
+                        help="before: the tagger now against every form outside the vocabulary unseen; "
+                             "symbols: symbols (S*) not unseen either, against the tagger now")
     args = parser.parse_args(argv)
-    print("| pipeline | unseen_penalty | tokens changed | POS, punctuation unseen (before) | POS now | now − before | McNemar p | most frequent changes (gold: before -> now) |")
+    (base_rule, base_label, base_short), (cand_rule, cand_label, cand_short) = RULES[args.rule]
+    print(f"| pipeline | unseen_penalty | tokens changed | POS, {base_label} | POS {cand_label} | {cand_short} − {base_short} | "
+          f"McNemar p | most frequent changes (gold: {base_short} -> {cand_short}) |")
     print("|---|---:|---:|---:|---:|---:|---:|---|")
     for run in args.runs:
         pipeline, test = run_paths(run, ("test",))
@@ -51,17 +80,21 @@ def main(argv: List[str] = None) -> None:
         tokens = [t for d in gold for t in d]
         gold_ids = numpy.array([values.index(t.pos_) if t.pos_ in values else -1 for t in tokens])
         keep = gold_ids >= 0
-        now = tagger.decode(scores.copy(), docs)[:, 0]
-        with mock.patch.object(MimickTagger, "unseen_forms", every_form_outside_the_vocabulary):
-            before = tagger.decode(scores.copy(), docs)[:, 0]
-        right_now, right_before = (now == gold_ids)[keep], (before == gold_ids)[keep]
-        changed = Counter(f"`{tokens[i].text}` {tokens[i].pos_}: {values[before[i]]} -> {values[now[i]]}"
-                          for i in numpy.flatnonzero(now != before))
-        common = ", ".join(f"{change} ({n})" for change, n in changed.most_common(args.top)) or "-"
-        print(f"| {pipeline} | {tagger.unseen_penalty:g} | {sum(changed.values())} | {100 * right_before.mean():.2f} | "
-              f"{100 * right_now.mean():.2f} | {100 * (right_now.mean() - right_before.mean()):+.2f} | "
-              f"{mcnemar(right_now, right_before)[1]:.2g} | {common} |", flush=True)
 
+        def decode(rule):
+            if rule is None:
+                return tagger.decode(scores.copy(), docs)[:, 0]
+            with mock.patch.object(MimickTagger, "unseen_forms", rule):
+                return tagger.decode(scores.copy(), docs)[:, 0]
+
+        base, cand = decode(base_rule), decode(cand_rule)
+        right_cand, right_base = (cand == gold_ids)[keep], (base == gold_ids)[keep]
+        changed = Counter(f"`{tokens[i].text}` {tokens[i].pos_}: {values[base[i]]} -> {values[cand[i]]}"
+                          for i in numpy.flatnonzero(cand != base))
+        common = ", ".join(f"{change} ({n})" for change, n in changed.most_common(args.top)) or "-"
+        print(f"| {pipeline} | {tagger.unseen_penalty:g} | {sum(changed.values())} | {100 * right_base.mean():.2f} | "
+              f"{100 * right_cand.mean():.2f} | {100 * (right_cand.mean() - right_base.mean()):+.2f} | "
+              f"{mcnemar(right_cand, right_base)[1]:.2g} | {common} |", flush=True)
 
 if __name__ == "__main__":
     main()
