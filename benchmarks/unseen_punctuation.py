@@ -12,9 +12,9 @@ McNemar's p (the project's test), and the tokens that changed.
     python benchmarks/unseen_punctuation.py UD_Russian-Taiga:n5000.s0 [...]
     python benchmarks/unseen_punctuation.py --rule symbols UD_Russian-Taiga:n5000.s0 [...]
 
-``--rule symbols`` asks the next question instead: the tagger as it is against the same rule with
-symbols too (forms of Unicode P* and S* characters alone: emoji, ``|``, ``^^``, ``$``) not
-counted as new words.
+``--rule symbols`` asks the next question instead: the tagger as it is against its rule with
+symbols too (forms of Unicode S* characters alone: emoji, ``|``, ``^^``, ``$``) not counted as
+new words.
 
 A run is TREEBANK:RUN (the project's layout: training/TREEBANK_lowres/RUN/both/model-best,
 corpus/TREEBANK/test.spacy) or PIPELINE,TEST.spacy.
@@ -40,15 +40,18 @@ def every_form_outside_the_vocabulary(tagger: MimickTagger, forms) -> numpy.ndar
     return numpy.array([form not in words for form in forms], dtype=bool)
 
 
-def _punctuation_or_symbols(form: str) -> bool:
-    return bool(form) and all(unicodedata.category(char)[0] in "PS" for char in form)
+def _symbols_alone(form: str) -> bool:
+    return bool(form) and all(unicodedata.category(char).startswith("S") for char in form)
+
+
+TAGGER_UNSEEN_FORMS = MimickTagger.unseen_forms  # the tagger's own rule, before any patching
 
 
 def symbols_not_unseen(tagger: MimickTagger, forms) -> numpy.ndarray:
-    """The candidate of ``--rule symbols``: forms of punctuation and symbol characters alone are
-    not new words either."""
-    words = tagger.model.get_ref("featurizer").attrs["words"]
-    return numpy.array([form not in words and not _punctuation_or_symbols(form) for form in forms], dtype=bool)
+    """The candidate of ``--rule symbols``: the tagger's own rule, and forms of symbol characters
+    alone not new words either (mixed punctuation and symbols, such as ``:)``, are not tried)."""
+    forms = list(forms)
+    return TAGGER_UNSEEN_FORMS(tagger, forms) & ~numpy.array([_symbols_alone(f) for f in forms], dtype=bool)
 
 
 # --rule: (baseline's unseen_forms or None for the tagger's own, its label; candidate's, its label)
@@ -95,6 +98,7 @@ def main(argv: List[str] = None) -> None:
         print(f"| {pipeline} | {tagger.unseen_penalty:g} | {sum(changed.values())} | {100 * right_base.mean():.2f} | "
               f"{100 * right_cand.mean():.2f} | {100 * (right_cand.mean() - right_base.mean()):+.2f} | "
               f"{mcnemar(right_cand, right_base)[1]:.2g} | {common} |", flush=True)
+
 
 if __name__ == "__main__":
     main()
