@@ -54,10 +54,12 @@ def symbols_not_unseen(tagger: MimickTagger, forms) -> numpy.ndarray:
     return TAGGER_UNSEEN_FORMS(tagger, forms) & ~numpy.array([_symbols_alone(f) for f in forms], dtype=bool)
 
 
-# --rule: (baseline's unseen_forms or None for the tagger's own, its label; candidate's, its label)
+# --rule: (baseline's unseen_forms, its label, its short name; the candidate's)
 RULES = {
-    "before": ((every_form_outside_the_vocabulary, "punctuation unseen (before)", "before"), (None, "now", "now")),
-    "symbols": ((None, "now (punctuation only)", "now"), (symbols_not_unseen, "symbols not unseen either", "symbols")),
+    "before": ((every_form_outside_the_vocabulary, "punctuation unseen (before)", "before"),
+               (TAGGER_UNSEEN_FORMS, "now", "now")),
+    "symbols": ((TAGGER_UNSEEN_FORMS, "now (punctuation only)", "now"),
+                (symbols_not_unseen, "symbols not unseen either", "symbols")),
 }
 
 
@@ -85,8 +87,6 @@ def main(argv: List[str] = None) -> None:
         keep = gold_ids >= 0
 
         def decode(rule):
-            if rule is None:
-                return tagger.decode(scores.copy(), docs)[:, 0]
             with mock.patch.object(MimickTagger, "unseen_forms", rule):
                 return tagger.decode(scores.copy(), docs)[:, 0]
 
