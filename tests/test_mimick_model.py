@@ -152,6 +152,25 @@ def test_info_nce_prefers_own_target_and_masks_duplicate_negatives():
     assert torch.isfinite(info_nce(gold, gold, torch.zeros(0, 2), 0.07)).all()
 
 
+def test_same_rows_is_the_full_comparison():
+    """The InfoNCE mask of negatives equal to a word's target, built from first-coordinate
+    matches, is the mask of comparing every pair in full (duplicates and near-collisions too)."""
+    import torch
+
+    from spacy_mimick.vectors.mimick_trainer import _same_rows
+
+    gen = torch.Generator().manual_seed(0)
+    gold, negatives = torch.randn(16, 5, generator=gen), torch.randn(40, 5, generator=gen)
+    negatives[3] = gold[5]
+    negatives[7] = gold[5]
+    negatives[20] = gold[15]
+    negatives[9, 0] = gold[2, 0]  # same first coordinate, another row
+    full = (negatives.unsqueeze(0) == gold.unsqueeze(1)).all(dim=2)
+    assert int(full.sum()) == 3
+    assert torch.equal(_same_rows(gold, negatives), full)
+    assert _same_rows(gold, torch.randn(4, 5, generator=gen)) is None
+
+
 def test_contrastive_training_separates_words(glove_small):
     """After contrastive training, a word's prediction is nearer its own vector than others'."""
     small = glove_small.subset(numpy.arange(1500))
