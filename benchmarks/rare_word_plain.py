@@ -32,6 +32,8 @@ def main() -> None:
     parser.add_argument("vectors", help="the table the models were trained on")
     parser.add_argument("models", nargs="+", type=Path, help="trained Mimick models (seeds of one training)")
     parser.add_argument("--sets", nargs="+", type=Path, required=True, help="similarity files")
+    parser.add_argument("--digits", type=int, default=1,
+                        help="decimals of the scores (2 to read a score against a threshold such as 35)")
     args = parser.parse_args()
     table = read_vectors(args.vectors)
     models = [MimickModel.from_disk(path) for path in args.models]
@@ -61,7 +63,7 @@ def main() -> None:
             lookups.append(lookup(lambda w: numpy.mean([p[w] for p in preds], axis=0)))
         lookups += [lookup(lambda w, a=a: mean + a * (preds[0][w] - mean)) for a in ALPHAS]
         scores = [evaluate_similarity(pairs, look).spearman for look in lookups]
-        print(f"| {path.name} | {len(pairs):,} | " + " | ".join(f"{s:.1f}" for s in scores) + " |", flush=True)
+        print(f"| {path.name} | {len(pairs):,} | " + " | ".join(f"{s:.{args.digits}f}" for s in scores) + " |", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from conftest import RARE_WORD
 from spacy_mimick.cli.options import THREADS_HELP
 from spacy_mimick.cli import app
-from spacy_mimick.vectors.mimick_trainer import PAPER_CONFIG, TrainConfig
+from spacy_mimick.vectors.mimick_trainer import PAPER_CONFIG, STATIC_VECTORS_CONFIG, TrainConfig
 
 ROOT = typer.main.get_command(app)
 COMMANDS: Dict[str, click.Command] = dict(ROOT.commands)
@@ -76,13 +76,16 @@ def test_training_defaults_in_help_are_the_codes(command):
                        "--sparse-lr": "sparse_learning_rate", "--patience": "patience",
                        "--loss": "loss", "--typo-prob": "typo_prob", "--temperature": "temperature",
                        "--negatives": "negatives", "--contrastive-weight": "contrastive_weight"})
+    base = TrainConfig() if command == "train" else STATIC_VECTORS_CONFIG
     for flag, field in fields.items():
-        default, paper = getattr(TrainConfig(), field), getattr(PAPER_CONFIG, field)
+        default, paper = getattr(base, field), getattr(PAPER_CONFIG, field)
         expected = f"[default: {default}]" if default == paper else f"[default: {default}; --paper: {paper}]"
         assert option(command, flag).help.endswith(expected), (flag, option(command, flag).help)
     # The values a newcomer reads (a change to TrainConfig must come with the docs' numbers).
-    assert option(command, "--max-epochs").help.endswith("[default: 15; --paper: 30]")
+    assert option(command, "--max-epochs").help.endswith("[default: 30]" if command == "train" else "[default: 15; --paper: 30]")
     if command == "train":
+        assert option(command, "--loss").help.endswith("[default: l2+contrastive; --paper: l2]")
+        assert option(command, "--temperature").help.endswith("[default: 0.1]")
         assert option(command, "--patience").help.endswith("[default: 2; --paper: 3]")
         assert option(command, "--batch-size").help.endswith("[default: 64; --paper: 128]")
         assert option(command, "--lr").help.endswith("[default: 0.003; --paper: 0.0042]")

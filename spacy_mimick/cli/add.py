@@ -13,7 +13,7 @@ from ..vectors.add_mimick import add_mimick, package_pipeline
 from ..atomic import terminate_as_interrupt
 from ..devices import torch_device
 from ..vectors.mimick_model import MimickModel
-from ..vectors.mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig
+from ..vectors.mimick_trainer import DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, STATIC_VECTORS_CONFIG
 from .user_errors import UserError, fail, user_errors
 
 
@@ -27,9 +27,11 @@ def add_cli(
     paper: bool = typer.Option(False, "--paper", help=f"Train {PAPER_SETUP}, not the default n-gram model"),
     limit: int = typer.Option(0, "--limit", help="Train on the first N rows of the table only (0: all)"),
     max_epochs: Optional[int] = typer.Option(
-        None, "--max-epochs", help=with_train_default("Most epochs to train the Mimick model", "max_epochs")),
+        None, "--max-epochs", help=with_train_default("Most epochs to train the Mimick model", "max_epochs",
+                                      base=STATIC_VECTORS_CONFIG)),
     seed: Optional[int] = typer.Option(
-        None, "--seed", help=with_train_default("Random seed of the Mimick training", "seed")),
+        None, "--seed", help=with_train_default("Random seed of the Mimick training", "seed",
+                                      base=STATIC_VECTORS_CONFIG)),
     threads: int = threads_option(),
     gpu_id: int = typer.Option(
         -1, "--gpu-id", "-g", help="GPU to train the Mimick model on, as in spacy train (-1: the CPU)"),
@@ -51,7 +53,7 @@ def add_cli(
     set_threads(threads)
     device = torch_device(gpu_id)
     model = MimickModel.from_disk(model_dir) if model_dir is not None else None
-    config = PAPER_CONFIG if paper else TrainConfig()
+    config = PAPER_CONFIG if paper else STATIC_VECTORS_CONFIG
     config = replace(config, **{k: v for k, v in {"max_epochs": max_epochs, "seed": seed}.items() if v is not None})
     start = time.perf_counter()
     try:

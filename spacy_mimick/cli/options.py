@@ -3,7 +3,7 @@
 The help of ``train`` / ``add`` options whose default depends on ``--paper`` is built from
 ``TrainConfig`` and ``PAPER_CONFIG`` themselves, so ``--help`` cannot drift from the code.
 """
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -36,9 +36,12 @@ def set_threads(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def with_train_default(help: str, field: str, show: Callable[[Any], str] = str) -> str:
+def with_train_default(help: str, field: str, show: Callable[[Any], str] = str,
+                       base: Optional[TrainConfig] = None) -> str:
     """``help`` followed by ``[default: 15; --paper: 30]``, the defaults of a ``TrainConfig``
-    field (``[default: 64]`` when ``--paper`` does not change it)."""
-    default, paper = show(getattr(TrainConfig(), field)), show(getattr(PAPER_CONFIG, field))
+    field in ``base`` (``TrainConfig()``) and ``PAPER_CONFIG`` (``[default: 64]`` when
+    ``--paper`` does not change it)."""
+    default = show(getattr(base or TrainConfig(), field))
+    paper = show(getattr(PAPER_CONFIG, field))
     shown = default if default == paper else f"{default}; --paper: {paper}"
     return f"{help}  [default: {shown}]"

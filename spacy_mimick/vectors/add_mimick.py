@@ -24,7 +24,7 @@ from spacy.vectors import Mode
 from .. import __version__
 from ..atomic import atomic_directory
 from .mimick_model import MimickModel
-from .mimick_trainer import DEFAULT_ARCH, TrainConfig, train_mimick
+from .mimick_trainer import DEFAULT_ARCH, STATIC_VECTORS_CONFIG, TrainConfig, train_mimick
 from .mimick_vectors import MimickVectors
 from ..errors import UserError
 from .vectors_io import vectors_from_spacy
@@ -90,7 +90,7 @@ def add_mimick(
     trained_words = 0
     if model is None:
         model, trained_words = train_on_pipeline(
-            nlp, train_config or TrainConfig(), arch or DEFAULT_ARCH, limit=limit, progress=progress,
+            nlp, train_config or STATIC_VECTORS_CONFIG, arch or DEFAULT_ARCH, limit=limit, progress=progress,
             device=device)
     elif model.width != width:
         raise UserError(f"the Mimick model predicts {model.width}-dimensional vectors but {pipeline}'s "
