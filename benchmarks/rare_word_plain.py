@@ -63,7 +63,8 @@ def main() -> None:
             lookups.append(lookup(lambda w: numpy.mean([p[w] for p in preds], axis=0)))
         lookups += [lookup(lambda w, a=a: mean + a * (preds[0][w] - mean)) for a in ALPHAS]
         scores = [evaluate_similarity(pairs, look).spearman for look in lookups]
-        print(f"| {path.name} | {len(pairs):,} | " + " | ".join(f"{s:.{args.digits}f}" for s in scores) + " |", flush=True)
+        cells = " | ".join(f"{s:.{args.digits}f}" for s in scores)
+        print(f"| {path.name} | {len(pairs):,} | {cells} |", flush=True)
 
 
 if __name__ == "__main__":

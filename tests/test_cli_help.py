@@ -82,7 +82,8 @@ def test_training_defaults_in_help_are_the_codes(command):
         expected = f"[default: {default}]" if default == paper else f"[default: {default}; --paper: {paper}]"
         assert option(command, flag).help.endswith(expected), (flag, option(command, flag).help)
     # The values a newcomer reads (a change to TrainConfig must come with the docs' numbers).
-    assert option(command, "--max-epochs").help.endswith("[default: 30]" if command == "train" else "[default: 15; --paper: 30]")
+    epochs = "[default: 30]" if command == "train" else "[default: 15; --paper: 30]"
+    assert option(command, "--max-epochs").help.endswith(epochs)
     if command == "train":
         assert option(command, "--loss").help.endswith("[default: l2+contrastive; --paper: l2]")
         assert option(command, "--temperature").help.endswith("[default: 0.1]")

@@ -209,7 +209,8 @@ class TrainResult:
 # Batches of 128 at lr 0.003 x sqrt(2): the dev-loss curve of batches of 64 at 0.003 (within
 # 0.7% at every epoch on the 100k GloVe rows, best epoch 0.2% apart) at ~1.2x the words per
 # CPU-second (`benchmarks/train_throughput.py --full`, docs/speed.md).
-PAPER_CONFIG = TrainConfig(max_epochs=30, patience=3, typo_prob=0.0, batch_size=128, learning_rate=0.0042, loss="l2")
+PAPER_CONFIG = TrainConfig(max_epochs=30, patience=3, typo_prob=0.0, batch_size=128, learning_rate=0.0042,
+                           loss="l2")
 # For Mimick vectors that feed layers trained on the table's own rows (spaCy's tagger, parser and
 # NER through ``add``): the squared L2 loss and epochs these uses were measured with. The InfoNCE
 # term of the default was chosen on word similarity and typos, not measured there.
