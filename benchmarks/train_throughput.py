@@ -14,7 +14,11 @@ process, so that other jobs on a shared machine matter less):
 (imports, reading the vectors with and without the cache, building the model). ``--full`` times
 complete trainings (paper model, default model) on all rows.
 
+``--roofline`` sets the steps' FLOP rate beside this core's matrix-multiply peak, measured in the
+same process (with ``--whole``: the rate that 10x the original loop would need).
+
     python benchmarks/train_throughput.py [--words 20000] [--threads 1] [--startup] [--full [--rounds 2]]
+    python benchmarks/train_throughput.py --no-steps --whole --whole-epochs 5 --dynet-python PY --roofline
 """
 import argparse
 import json
@@ -28,6 +32,7 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Dict, Optional, Tuple
 
 import numpy
 import torch
@@ -243,7 +248,7 @@ def original(python: str, vectors: str, epochs: int, work: Path):
     return cpu, result["steps"], result["dev_losses"], result["n_train"]
 
 
-def whole(vectors: str, epoch_counts, rounds: int, dynet_python: str) -> None:
+def whole(vectors: str, epoch_counts, rounds: int, dynet_python: str) -> Dict[Tuple[str, int], Tuple[float, float]]:
     """Whole-process CPU seconds of `train --paper` beside the original's loop in DyNet, each in
     fresh processes, alternating (rounds x epoch counts), with the steps' own CPU seconds."""
     has_dynet = dynet_available(dynet_python)
@@ -281,6 +286,7 @@ def whole(vectors: str, epoch_counts, rounds: int, dynet_python: str) -> None:
         for epochs in epoch_counts:
             (ow, os_), (dw, ds) = means["ours", epochs], means["dynet", epochs]
             print(f"| {epochs} | {dw / ow:.1f}x | {ds / os_:.1f}x |")
+    return means
 
 
 # Where a `train` process spends its CPU time: the real CLI in a fresh process, with CPU timers
@@ -368,6 +374,98 @@ def profile(vectors: str, epochs: int) -> None:
                                                 f"({(p['total'] - p['steps']) / p['total']:.0%})" for _, p in columns) + " |")
 
 
+def step_flops(lengths: numpy.ndarray, embed: int = 20, hidden: int = 50, width: int = 50, head: bool = True) -> float:
+    """Multiply-add FLOPs (2 per multiply-add) of forward + backward for words of ``lengths``
+    characters through the paper's BiLSTM + MLP: per character and direction the LSTM's
+    (embed + hidden) x 4*hidden matrix products; the backward pass does twice the forward's
+    (gradients of the inputs and of the weights), less the gradient of the zero initial state.
+    Element-wise work, the embedding gather and the optimizer are left out, so this is a floor of
+    what a step must compute. The MLP's hidden layer is ``width`` wide, as in the original
+    release; ``head=False`` counts the LSTM alone."""
+    lstm = 2 * 4 * hidden * (embed + hidden) * 2 * float(lengths.sum())  # two directions
+    initial_state = 2 * 4 * hidden * hidden * 2 * len(lengths)
+    mlp = 2 * (2 * hidden * width + width * width) * len(lengths) if head else 0.0
+    return 3 * (lstm + mlp) - initial_state
+
+
+def gflops_of(fn, flops: float, seconds: float) -> float:
+    """GFLOP/s of ``fn`` (``flops`` each call), CPU time of this process, after one warm-up call."""
+    fn()
+    start, calls = time.process_time(), 0
+    while True:
+        fn()
+        calls += 1
+        spent = time.process_time() - start
+        if spent > seconds:
+            return flops * calls / spent / 1e9
+
+
+def roofline(table, seconds: float, whole_means: Optional[Dict] = None) -> None:
+    """How far the paper model's training steps are from this core's matrix-multiply peak.
+
+    The steps' FLOPs are counted (``step_flops``) and timed (``trainer_rate``, batches of
+    ``PAPER_CONFIG.batch_size``); beside them, in the same process and thread, the rate of one
+    large float32 matrix product (the core's practical peak), of the LSTM's own products at
+    their small shapes, and of ``nn.LSTM`` forward + backward alone. With ``--whole`` in the
+    same run, it says what the steps of 5 epochs would need to reach 10x the original loop."""
+    torch.manual_seed(0)
+    lengths = numpy.array([min(len(w), 64) for w in table.words])
+    batch, hidden, embed, length = PAPER_CONFIG.batch_size, 50, 20, int(round(lengths.mean()))
+    big = torch.randn(1024, 1024)
+    x_in, w_in = torch.randn(batch * length, embed), torch.randn(embed, 4 * hidden)
+    h, w_h = torch.randn(batch, hidden), torch.randn(hidden, 4 * hidden)
+    lstm = torch.nn.LSTM(embed, hidden, bidirectional=True, batch_first=True)
+    chars = torch.randn(batch, length, embed, requires_grad=True)
+
+    def lstm_step():
+        _, (state, _) = lstm(chars)
+        state.sum().backward()
+
+    model = MimickModel.create({"@architectures": PAPER_ARCH["@architectures"]}, table.words, table.dim)
+    rng = numpy.random.default_rng(0)
+    rows = numpy.sort(rng.choice(len(table), size=min(20000, len(table)), replace=False))
+    sample = table.subset(rows)
+    batcher = _Batcher(model, sample.words)
+    batches = batcher.batches(numpy.arange(len(sample)), batch, rng, shuffle=True)
+    words_per_s = trainer_rate(model, batcher, torch.from_numpy(sample.matrix), batches, seconds)
+    per_word = step_flops(batcher.lengths) / len(sample)
+    rows_out = [
+        ("one 1024 x 1024 x 1024 matrix product (the core's practical peak)",
+         gflops_of(lambda: torch.mm(big, big), 2 * 1024 ** 3, seconds)),
+        (f"the LSTM's input product, ({batch * length} x {embed}) x ({embed} x {4 * hidden})",
+         gflops_of(lambda: torch.mm(x_in, w_in), 2 * batch * length * embed * 4 * hidden, seconds)),
+        (f"the LSTM's recurrent product, ({batch} x {hidden}) x ({hidden} x {4 * hidden})",
+         gflops_of(lambda: torch.mm(h, w_h), 2 * batch * hidden * 4 * hidden, seconds)),
+        (f"nn.LSTM forward + backward, {batch} words x {length} characters",
+         gflops_of(lstm_step, step_flops(numpy.full(batch, length), head=False), seconds)),
+        (f"`train --paper`'s steps (trainer, batches of {batch}; {words_per_s:,.0f} words per CPU-s)",
+         words_per_s * per_word / 1e9),
+    ]
+    peak = rows_out[0][1]
+    print(f"\nThe paper model's steps against this core's matrix-multiply peak (one thread, CPU time; "
+          f"{len(table):,} words of mean length {lengths.mean():.2f}, counted FLOPs per word "
+          f"{per_word / 1e6:.2f}M forward + backward):")
+    print("| work | GFLOP/s | share of the peak |")
+    print("|---|---:|---:|")
+    for name, rate in rows_out:
+        print(f"| {name} | {rate:.1f} | {rate / peak:.0%} |")
+    n_train = len(table) - max(1, int(round(len(table) * 0.01)))
+    epoch_flops = step_flops(lengths[:n_train])
+    steps_now = 5 * epoch_flops / (rows_out[-1][1] * 1e9)
+    steps_peak = 5 * epoch_flops / (peak * 1e9)
+    print(f"\n5 epochs of steps: {5 * epoch_flops / 1e12:.2f} TFLOP; at the steps' rate {steps_now:.1f} CPU-s, "
+          f"at the peak above {steps_peak:.1f} CPU-s")
+    if whole_means and ("dynet", 5) in whole_means and ("ours", 5) in whole_means:
+        (ours_whole, ours_steps), (orig_whole, _) = whole_means["ours", 5], whole_means["dynet", 5]
+        outside = ours_whole - ours_steps
+        budget = orig_whole / 10 - outside
+        print(f"10x the original's {orig_whole:.1f} CPU-s allows {orig_whole / 10:.1f} CPU-s for the whole process; "
+              f"outside the steps ours takes {outside:.1f}, leaving {budget:.1f} CPU-s for the steps: "
+              + (f"{5 * epoch_flops / budget / 1e9:.1f} GFLOP/s, {5 * epoch_flops / budget / 1e9 / peak:.0%} of the peak. "
+                 if budget > 0 else "nothing. ")
+              + f"At the peak the whole process would be {orig_whole / (outside + steps_peak):.1f}x the original.")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--vectors", default=str(GLOVE))
@@ -386,14 +484,17 @@ def main() -> None:
                         help="an interpreter with dynet (`pip install dynet38`) for the original's loop")
     parser.add_argument("--profile", action="store_true", help="CPU seconds of one `train --paper` by phase")
     parser.add_argument("--profile-epochs", type=int, default=5)
+    parser.add_argument("--roofline", action="store_true",
+                        help="the steps' FLOP rate against this core's matrix-multiply peak (with --whole: what 10x needs)")
     args = parser.parse_args()
     if args.profile:
         profile(args.vectors, args.profile_epochs)
-    if args.whole:
-        whole(args.vectors, args.whole_epochs, args.whole_rounds, args.dynet_python)
+    means = whole(args.vectors, args.whole_epochs, args.whole_rounds, args.dynet_python) if args.whole else None
+    torch.set_num_threads(args.threads)
+    if args.roofline:
+        roofline(read_vectors(args.vectors), args.seconds, means)
     if args.no_steps:
         return
-    torch.set_num_threads(args.threads)
     table = read_vectors(args.vectors)
     rng = numpy.random.default_rng(0)
     rows = numpy.sort(rng.choice(len(table), size=args.words, replace=False))
