@@ -384,7 +384,7 @@ def test_paper_driver_plans_the_release(tmp_path, project_copy, capsys):
         "subsample", "train-tagger-both", "train-tagger-spacy", "evaluate", "significance-spacy-both", "package"]
     both = steps[f"{unit}/train-tagger-both"].variables
     assert (both["n_tokens"], both["seed"], both["epochs"], both["recipe"]) == (0, 0, 30, "_lowres")
-    assert both["mimick_arch"] == "spacy_mimick.MimickNgram.v1"
+    assert (both["mimick_arch"], both["mimick_loss"]) == ("spacy_mimick.MimickNgram.v1", "l2")
     package = steps[f"{unit}/package"]
     assert package.variables["package_name"] == "mimick_ud_ewt" and package.variables["package_variant"] == "both"
     assert f"{unit}/significance-spacy-both" in package.after and f"{unit}/evaluate" in package.after
