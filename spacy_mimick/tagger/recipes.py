@@ -11,7 +11,9 @@ init-config`` writes any of them, as ``spacy init config`` does for spaCy's own 
 The ``typos`` recipe (:data:`TYPOS_RECIPE`) is the default one for text with misspellings: each
 training sentence is read clean and, where the seeded ``typo_augmenter.v2`` gave 15% of its words
 one typo each, once more misspelled, and the pipeline trains and tags with ``mimick_vectors``'
-spelling backoff on (docs/typo_tagging.md measures it against the default recipe).
+spelling backoff on (docs/typo_tagging.md measures it against the default recipe: with a Mimick
+model trained with ``train``'s default loss, l2 + InfoNCE, it gains 3.6-3.9 POS at 30% typos in
+English with no significant change on clean text; with an l2 model, less, and less steadily).
 
 The four variants are the paper's (section 4): No-Char (static vectors, UNK for OOV words),
 Mimick (Mimick's vectors for OOV words), char->tag (a character BiLSTM trained on the tagging
