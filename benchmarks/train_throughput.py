@@ -409,7 +409,8 @@ def roofline(table, seconds: float, whole_means: Optional[Dict] = None) -> None:
     their small shapes, and of ``nn.LSTM`` forward + backward alone. With ``--whole`` in the
     same run, it says what the steps of 5 epochs would need to reach 10x the original loop."""
     torch.manual_seed(0)
-    lengths = numpy.array([min(len(w), 64) for w in table.words])
+    model = MimickModel.create({"@architectures": PAPER_ARCH["@architectures"]}, table.words, table.dim)
+    lengths = numpy.array([min(len(w), model.spec.max_chars) for w in table.words])  # as the model clips them
     batch, hidden, embed, length = PAPER_CONFIG.batch_size, 50, 20, int(round(lengths.mean()))
     big = torch.randn(1024, 1024)
     x_in, w_in = torch.randn(batch * length, embed), torch.randn(embed, 4 * hidden)
@@ -421,7 +422,6 @@ def roofline(table, seconds: float, whole_means: Optional[Dict] = None) -> None:
         _, (state, _) = lstm(chars)
         state.sum().backward()
 
-    model = MimickModel.create({"@architectures": PAPER_ARCH["@architectures"]}, table.words, table.dim)
     rng = numpy.random.default_rng(0)
     rows = numpy.sort(rng.choice(len(table), size=min(20000, len(table)), replace=False))
     sample = table.subset(rows)
@@ -449,8 +449,8 @@ def roofline(table, seconds: float, whole_means: Optional[Dict] = None) -> None:
     print("|---|---:|---:|")
     for name, rate in rows_out:
         print(f"| {name} | {rate:.1f} | {rate / peak:.0%} |")
-    n_train = len(table) - max(1, int(round(len(table) * 0.01)))
-    epoch_flops = step_flops(lengths[:n_train])
+    n_train = len(table) - max(1, int(round(len(table) * 0.01)))  # train_mimick's dev split
+    epoch_flops = step_flops(lengths) * n_train / len(table)
     steps_now = 5 * epoch_flops / (rows_out[-1][1] * 1e9)
     steps_peak = 5 * epoch_flops / (peak * 1e9)
     print(f"\n5 epochs of steps: {5 * epoch_flops / 1e12:.2f} TFLOP; at the steps' rate {steps_now:.1f} CPU-s, "
@@ -459,10 +459,10 @@ def roofline(table, seconds: float, whole_means: Optional[Dict] = None) -> None:
         (ours_whole, ours_steps), (orig_whole, _) = whole_means["ours", 5], whole_means["dynet", 5]
         outside = ours_whole - ours_steps
         budget = orig_whole / 10 - outside
+        needed = 5 * epoch_flops / budget / 1e9 if budget > 0 else float("inf")
         print(f"10x the original's {orig_whole:.1f} CPU-s allows {orig_whole / 10:.1f} CPU-s for the whole process; "
               f"outside the steps ours takes {outside:.1f}, leaving {budget:.1f} CPU-s for the steps: "
-              + (f"{5 * epoch_flops / budget / 1e9:.1f} GFLOP/s, {5 * epoch_flops / budget / 1e9 / peak:.0%} of the peak. "
-                 if budget > 0 else "nothing. ")
+              + (f"{needed:.1f} GFLOP/s, {needed / peak:.0%} of the peak. " if budget > 0 else "nothing. ")
               + f"At the peak the whole process would be {orig_whole / (outside + steps_peak):.1f}x the original.")
 
 
@@ -485,7 +485,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="CPU seconds of one `train --paper` by phase")
     parser.add_argument("--profile-epochs", type=int, default=5)
     parser.add_argument("--roofline", action="store_true",
-                        help="the steps' FLOP rate against this core's matrix-multiply peak (with --whole: what 10x needs)")
+                        help="the steps' FLOP rate against this core's matrix-multiply peak "
+                             "(with --whole: what 10x needs)")
     args = parser.parse_args()
     if args.profile:
         profile(args.vectors, args.profile_epochs)
