@@ -110,11 +110,10 @@ DEV_CANDIDATES = (
     "adv15=--components.mimick_tagger.adversarial 0.15",
     "char256=--components.mimick_tagger.model.char_hidden 256",
 )
-RELEASE_MIMICK_ARCH = "spacy_mimick.MimickNgram.v1"
-# The release's full-data recipe was measured, and its packages built, with the squared L2 loss;
-# the project's default (l2 + InfoNCE, measured at 5,000 tokens: docs/typo_tagging.md) has not
-# been trained on a full treebank yet.
-RELEASE_MIMICK_LOSS = "l2"
+# The release's Mimick model, unless --var sets them: the n-gram model, and the squared L2 loss its
+# full-data recipe was measured and its packages built with (the project's default, l2 + InfoNCE,
+# measured at 5,000 tokens: docs/typo_tagging.md, has not been trained on a full treebank yet).
+RELEASE_MIMICK_VARS = {"mimick_arch": "spacy_mimick.MimickNgram.v1", "mimick_loss": "l2"}
 
 
 def release_model(data_dir: Path, lang: str) -> Optional[Path]:
@@ -271,10 +270,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
             wanted = tuple(v for v in wanted if v in asked)
         args.variants = ",".join(wanted)
         args.epochs = args.epochs or RELEASE_EPOCHS
-        if not any(item.startswith("mimick_arch=") for item in args.var):
-            args.var = [f"mimick_arch={RELEASE_MIMICK_ARCH}"] + args.var
-        if not any(item.startswith("mimick_loss=") for item in args.var):
-            args.var = [f"mimick_loss={RELEASE_MIMICK_LOSS}"] + args.var
+        for name, value in RELEASE_MIMICK_VARS.items():
+            if not any(item.startswith(f"{name}=") for item in args.var):
+                args.var = [f"{name}={value}"] + args.var
         if args.log_dir is None:
             args.log_dir = args.project_dir / "training" / "release" / "logs"
     if args.choose_on_dev is None:  # the default: choose on dev with the lowres recipe
