@@ -10,6 +10,12 @@ time of niced processes counts as free, as they yield to this one, unless it is 
 this process's own CPU time over the same interval (the cores this process keeps busy are
 free for it), capped by the cores it may run on (affinity, a cgroup's CPU quota). Until a
 first interval has passed, and where ``/proc/stat`` cannot be read, that is one thread.
+
+Where ``OMP_NUM_THREADS`` is set, the default is that count instead: the caller has chosen, as
+torch itself honours it. A fixed count also makes the components' floats independent of the
+load: a BiLSTM's output differs in its last bits between thread counts, and a training whose
+vectors moved with the free cores took another path on one core than on two (docs/project.md).
+The project's training and evaluation commands set it to 1 (``scripts/project/torch_threads.py``).
 """
 import math
 import os
@@ -21,7 +27,7 @@ from typing import Callable, Iterator, Optional, Tuple
 
 import torch
 
-AUTO = -1  # n_threads: the free cores, measured at run time
+AUTO = -1  # n_threads: $OMP_NUM_THREADS where set, else the free cores measured at run time
 
 
 def usable_cores() -> int:
@@ -103,12 +109,30 @@ class FreeCores:
 free_cores = FreeCores()
 
 
+def requested_threads() -> Optional[int]:
+    """The torch thread count the environment asks for: ``OMP_NUM_THREADS`` (its first value,
+    as OpenMP reads a list), None where it is unset or empty."""
+    value = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if not value:
+        return None
+    first = value.split(",")[0].strip()
+    if not first.isdigit() or int(first) < 1:
+        raise ValueError(f"OMP_NUM_THREADS={value!r}: expected a whole number of threads >= 1 "
+                         "(or unset it to let the components use the cores left free)")
+    return int(first)
+
+
+def auto_threads() -> int:
+    """What :data:`AUTO` means now: :func:`requested_threads` where set, else :data:`free_cores`."""
+    return requested_threads() or free_cores()
+
+
 @contextmanager
 def torch_threads(n_threads: int) -> Iterator[None]:
     """Run the block's torch CPU work on ``n_threads`` threads (0: as torch is set; -1,
-    :data:`AUTO`: :data:`free_cores`), then restore the caller's setting."""
+    :data:`AUTO`: :func:`auto_threads`), then restore the caller's setting."""
     if n_threads == AUTO:
-        n_threads = free_cores()
+        n_threads = auto_threads()
     old = torch.get_num_threads()
     if n_threads <= 0 or n_threads == old:
         yield

@@ -1,4 +1,11 @@
-"""The components' torch threads: the free cores, measured from the machine's idle time."""
+"""The components' torch threads: $OMP_NUM_THREADS where set, else the free cores, measured from
+the machine's idle time."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 import torch
 
 from spacy_mimick.threads import AUTO, FreeCores, torch_threads, usable_cores
@@ -74,6 +81,8 @@ def test_without_proc_stat_one_thread():
 def test_torch_threads_restores_the_callers_setting(monkeypatch):
     import spacy_mimick.threads as threads
 
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+
     before = torch.get_num_threads()
     monkeypatch.setattr(threads, "free_cores", lambda: 1 if before != 1 else 2)
     expected = 1 if before != 1 else 2
@@ -82,3 +91,45 @@ def test_torch_threads_restores_the_callers_setting(monkeypatch):
     assert torch.get_num_threads() == before
     with torch_threads(0):
         assert torch.get_num_threads() == before
+
+
+def test_omp_num_threads_is_the_default_where_set(monkeypatch):
+    """The caller's OMP_NUM_THREADS wins over the free cores: a fixed count, whatever the load."""
+    import spacy_mimick.threads as threads
+
+    monkeypatch.setattr(threads, "free_cores", lambda: 2)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert threads.auto_threads() == 1
+    with torch_threads(AUTO):
+        assert torch.get_num_threads() == 1
+    monkeypatch.setenv("OMP_NUM_THREADS", "3,1")  # OpenMP's list form: the outer level's count
+    assert threads.auto_threads() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "")
+    assert threads.auto_threads() == 2
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert threads.auto_threads() == 2
+
+
+def test_a_bad_omp_num_threads_names_itself(monkeypatch):
+    import spacy_mimick.threads as threads
+
+    for bad in ("two", "0", "-1"):
+        monkeypatch.setenv("OMP_NUM_THREADS", bad)
+        with pytest.raises(ValueError, match=f"OMP_NUM_THREADS='{bad}': expected a whole number"):
+            threads.auto_threads()
+
+
+def test_the_projects_commands_fix_the_components_threads(tmp_path):
+    """scripts/project/torch_threads.py (imported by every training and evaluation command) puts
+    its count where the components' default reads it: 1 without OMP_NUM_THREADS, else that."""
+    script = Path(__file__).resolve().parents[1] / "scripts" / "project"
+    probe = (f"import sys; sys.path.insert(0, {str(script)!r}); import torch_threads, torch; "
+             "from spacy_mimick.threads import auto_threads; "
+             "print(auto_threads(), torch.get_num_threads())")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == ["1", "1"]
+    out = subprocess.run([sys.executable, "-c", probe], env={**env, "OMP_NUM_THREADS": "2"},
+                         cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["2", "2"]

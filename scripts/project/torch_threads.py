@@ -12,6 +12,12 @@ torch's default of one thread per core makes them crawl when the cores are also 
 other work: on two shared cores, a BiLSTM training step took 1,475 ms with 2 threads and
 6.5 ms with 1, and the ``all`` workflow 51 minutes instead of 4. ``OMP_NUM_THREADS=N`` in the
 environment asks for N threads instead.
+
+The count is also put in this process's ``OMP_NUM_THREADS``, which the components' default
+thread count (``n_threads`` -1) follows, so that their predictions inside training and
+evaluation run on the same count as the updates, whatever the cores left free: with the free
+cores, the same ``all`` printed other Both numbers on one usable core than on two
+(docs/project.md).
 """
 import logging
 import os
@@ -20,6 +26,8 @@ import runpy
 import sys
 
 import torch
+
+from spacy_mimick.threads import requested_threads
 
 # A treebank without a vectors table trains on the empty vectors pipeline that init-vectors
 # writes for it on purpose (corpus/<treebank>/vectors); spaCy's W112 ("has no vectors. This is
@@ -35,7 +43,8 @@ class _NoW112OfTheProject(logging.Filter):
 
 logging.getLogger("spacy").addFilter(_NoW112OfTheProject())  # spaCy logs W112, it does not warn
 
-THREADS = int(os.environ.get("OMP_NUM_THREADS") or 1)
+THREADS = requested_threads() or 1
+os.environ["OMP_NUM_THREADS"] = str(THREADS)
 torch.set_num_threads(THREADS)
 
 

@@ -119,8 +119,8 @@ def make_mimick_tagger(
         norm in the direction that raises the loss most, and takes both gradients in one
         step. Costs a second forward and backward pass per batch. 0.0 (the default) is off.
     n_threads (int): torch CPU threads for prediction, the caller's setting restored after each
-        batch. -1 (the default): as many as the cores other processes leave free, measured at
-        run time (``spacy_mimick/threads.py``), the best or level with the best of 1 thread and
+        batch. -1 (the default): ``OMP_NUM_THREADS`` where set, else as many as the cores other
+        processes leave free, measured at run time (``spacy_mimick/threads.py``), the best or level with the best of 1 thread and
         torch's own setting, idle and busy (docs/speed.md); N: N threads; 0: torch's own setting
         (one thread per core, many times slower when another process keeps a core busy).
         Training (``spacy train``) follows torch's setting (``OMP_NUM_THREADS``).

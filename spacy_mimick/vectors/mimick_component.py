@@ -74,8 +74,8 @@ def make_mimick_vectors(
     mimick_only (bool): Give every token Mimick's vector and ignore the pipeline's vectors
         table (none, or one in another space or width); whitespace tokens get none.
     n_threads (int): torch CPU threads for Mimick's predictions, the caller's setting restored
-        after each batch: -1 (the default) the cores other processes leave free, measured at
-        run time (``spacy_mimick/threads.py``); N threads; 0 torch's own setting (docs/speed.md).
+        after each batch: -1 (the default) ``OMP_NUM_THREADS`` where set, else the cores other
+        processes leave free, measured at run time (``spacy_mimick/threads.py``); N threads; 0 torch's own setting (docs/speed.md).
     spelling_backoff (bool): A token the table lacks that is one edit from table words gets the
         most frequent one's vector blended with Mimick's, ``spelling_weight`` of the table
         word's (candidates among the first ``spelling_max_rows`` rows; 0: all), when it looks

@@ -133,8 +133,8 @@ def create_mimick_vectors(
         is first needed and only if the vocab brought none: a saved pipeline carries its own in
         ``vocab/mimick``, so its config's path need not exist where it is loaded.
     n_threads: torch CPU threads for Mimick's predictions (the caller's setting is restored
-        after each batch): -1 (the default) the cores other processes leave free, measured at
-        run time (``spacy_mimick/threads.py``); N threads; 0 torch's own setting.
+        after each batch): -1 (the default) ``OMP_NUM_THREADS`` where set, else the cores other
+        processes leave free, measured at run time (``spacy_mimick/threads.py``); N threads; 0 torch's own setting.
     spelling_backoff: a word the table lacks that is one edit from table words gets the most
         frequent one's vector, blended with Mimick's (``spelling_weight`` of the table word's:
         1 gives its vector; candidates among the first ``spelling_max_rows`` rows, 0: all).
