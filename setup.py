@@ -93,6 +93,7 @@ setup(
         "spacy_augmenters": [
             "spacy_mimick.typo_augmenter.v1 = spacy_mimick.ud.typos:create_typo_augmenter",
             "spacy_mimick.typo_augmenter.v2 = spacy_mimick.ud.typos:create_typo_augmenter_v2",
+            "spacy_mimick.fixed_typos.v1 = spacy_mimick.ud.typos:create_fixed_typos",
         ],
         "thinc_schedules": [
             "spacy_mimick.warmup_linear_epochs.v1 = spacy_mimick.tagger.schedules:warmup_linear_epochs",

@@ -8,7 +8,11 @@ from confection import Config
 from typer.testing import CliRunner
 
 from spacy_mimick.cli import app
-from spacy_mimick.tagger.recipes import PAPER_RECIPE, RECIPES, TYPOS_RECIPE, VARIANTS, config_text, tagger_config
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from spacy_mimick.tagger.recipes import (FINETUNE, PAPER_RECIPE, RECIPES, TYPOS_RECIPE, VARIANTS, config_text,
+                                         tagger_config)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tagger_configs_pinned.json"
 
@@ -143,3 +147,67 @@ def test_the_language_brings_its_own_tokenizer(variant):
             assert [t.text for t in nlp.make_doc("猫在窗台上睡觉。")][:2] == ["猫", "在"]
         else:
             assert [t.text for t in nlp.make_doc("Don't stop.")] == ["Do", "n't", "stop", "."]
+
+
+def test_fixed_typos_misspell_a_sentence_the_same_way_at_every_read():
+    """The dev corpus of a fine-tuning run: the same typos at each evaluation and in any order,
+    the clean sentence first with ``keep_original``; the training augmenter draws anew."""
+    nlp = spacy.blank("en")
+    words = ["Several", "thousand", "people", "crossed", "the", "border", "yesterday"]
+    other = ["Nobody", "answered", "their", "letters"]
+    examples = [Example(Doc(nlp.vocab, words=w), Doc(nlp.vocab, words=w)) for w in (words, other)]
+    fixed = spacy.registry.augmenters.get("spacy_mimick.fixed_typos.v1")(rate=0.5, seed=3)
+    first = [[t.text for t in eg.predicted] for eg in examples for eg in fixed(nlp, eg)]
+    again = [[t.text for t in eg.predicted] for eg in reversed(examples) for eg in fixed(nlp, eg)]
+    assert first[0] == words and first[1] != words and len(first[1]) == len(words)
+    assert sorted(map(tuple, first)) == sorted(map(tuple, again))
+    other_seed = spacy.registry.augmenters.get("spacy_mimick.fixed_typos.v1")(rate=0.5, seed=4)
+    assert [[t.text for t in eg.predicted] for eg in other_seed(nlp, examples[0])] != first[:2]
+    drawn = spacy.registry.augmenters.get("spacy_mimick.typo_augmenter.v2")(rate=0.5, seed=3)
+    reads = {tuple(t.text for t in list(drawn(nlp, examples[0]))[-1].predicted) for _ in range(5)}
+    assert len(reads) > 1
+    with pytest.raises(ValueError, match="fixed_typos: rate is a share"):
+        spacy.registry.augmenters.get("spacy_mimick.fixed_typos.v1")(rate=1.5)
+
+
+def test_a_source_pipeline_turns_the_typos_recipe_into_its_continuation(tmp_path):
+    """The typos recipe with a source: that pipeline's tagger, vectors and Mimick model, a short
+    run at a fifth of the rate, dev read clean and with fixed typos; nothing else changes."""
+    typos = flat(tagger_config("both", "typos"))
+    cont = flat(tagger_config("both", "typos", source="trained/model-best"))
+    assert cont["components.mimick_tagger.source"] == "trained/model-best"
+    assert not any(k.startswith("components.mimick_tagger.") and k != "components.mimick_tagger.source"
+                   for k in cont)
+    assert cont["paths.vectors"] == "trained/model-best"
+    assert cont["paths.mimick_model"] == str(Path("trained/model-best") / "vocab" / "mimick")
+    assert cont["training.max_steps"] == FINETUNE["training.max_steps"]
+    assert cont["training.optimizer.learn_rate.initial_rate"] == 0.001
+    assert cont["corpora.dev.augmenter.@augmenters"] == "spacy_mimick.fixed_typos.v1"
+    changed = {k for k in typos.keys() | cont.keys() if typos.get(k, "absent") != cont.get(k, "absent")}
+    expected = {k for k in changed if k.startswith("components.mimick_tagger.")} | {
+        "components.mimick_tagger.source", "paths.vectors", "paths.mimick_model",
+        "corpora.dev.@readers"} | {k for k in cont if k.startswith("corpora.dev.augmenter.")} | set(
+        k for k in FINETUNE if not k.startswith("corpora.dev"))
+    assert changed == expected
+    with pytest.raises(ValueError, match="continued with the typos recipe, not 'default'"):
+        tagger_config("both", "default", source="trained/model-best")
+
+
+@pytest.mark.parametrize("make, args, message", [
+    (None, ["--recipe", "typos"], "expected a trained pipeline's folder with a config.cfg"),
+    (["config.cfg"], ["--recipe", "typos"], "the pipeline has no mimick_tagger component to continue"),
+    (["config.cfg", "mimick_tagger/"], ["--recipe", "typos"], "no Mimick model in vocab/mimick"),
+    (["config.cfg", "mimick_tagger/"], ["--recipe", "paper"], "got --recipe 'paper'"),
+])
+def test_init_config_source_says_what_it_lacks(tmp_path, make, args, message):
+    source = tmp_path / "pipeline"
+    for name in make or []:
+        (source / name.rstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        if name.endswith("/"):
+            (source / name).mkdir()
+        else:
+            (source / name).write_text("", encoding="utf8")
+    out = tmp_path / "x.cfg"
+    result = CliRunner().invoke(app, ["init-config", str(out), *args, "--source", str(source)])
+    assert result.exit_code == 1 and message in " ".join(result.output.split()), result.output
+    assert not out.exists()

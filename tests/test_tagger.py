@@ -9,6 +9,7 @@ import numpy
 
 import pytest
 import spacy
+from typer.testing import CliRunner
 from spacy.morphology import Morphology
 from spacy.parts_of_speech import IDS as POS_IDS
 from spacy.tokens import Doc
@@ -17,6 +18,7 @@ from spacy.training.initialize import convert_vectors
 from thinc.api import Adam, fix_random_seed
 
 from spacy_mimick.tagger.tagger_component import MimickTagger
+from spacy_mimick.cli import app
 from spacy_mimick.tagger.recipes import RECIPES, VARIANTS, config_text
 from spacy_mimick.tagger.tagger_model import get_train_words
 from spacy_mimick.vectors.mimick_vectors import MIMICK, MimickVectors
@@ -1109,3 +1111,42 @@ def test_choose_word_priors_keeps_the_weights_best_on_dev(trained):
         tagger.unseen_penalty, tagger.seen_word_prior = 0.0, 0.0
     with pytest.raises(ValueError, match="seen_weights"):
         make_choose_word_priors(lambda _: iter(dev), seen_weights=[])
+
+
+def _torch_params(nlp):
+    model = nlp.get_pipe("mimick_tagger").model
+    return {f"{i}.{k}": v.detach().clone() for node in model.walk() for i, shim in enumerate(node.shims)
+            for k, v in shim._model.state_dict().items()}
+
+
+def test_typos_recipe_continues_a_trained_pipelines_tagger(vectors_dir, tiny_mimick, tmp_path):
+    """``init-config --recipe typos --source PIPELINE``: spacy train starts from that pipeline's
+    tagger (its weights, labels, vectors table and Mimick model), not from a fresh one."""
+    from spacy.cli.train import train
+
+    overrides = {"paths.train": str(EWT_TRAIN), "paths.dev": str(EWT_DEV), "corpora.train.limit": 40,
+                 "corpora.dev.limit": 20, "training.eval_frequency": 3}
+    first = tmp_path / "first.cfg"
+    first.write_text(config_text("both"), encoding="utf8")
+    train(first, tmp_path / "first", overrides={**overrides, "paths.vectors": str(vectors_dir),
+                                                "paths.mimick_model": str(tiny_mimick),
+                                                "training.max_steps": 6})
+    source = tmp_path / "first" / "model-last"
+    config = tmp_path / "continue.cfg"
+    result = CliRunner().invoke(app, ["init-config", str(config), "--recipe", "typos", "--source", str(source)])
+    assert result.exit_code == 0, result.output
+    # Without parameter averages (whose first values thinc draws toward 0), two updates at the
+    # start of the warm-up leave the weights within a few 1e-5 of the source's.
+    train(config, tmp_path / "continued", overrides={**overrides, "training.max_steps": 2,
+                                                     "training.optimizer.use_averages": False})
+    before, after = spacy.load(source), spacy.load(tmp_path / "continued" / "model-last")
+    assert after.pipe_names == ["mimick_vectors", "mimick_tagger"]
+    assert after.get_pipe("mimick_tagger").labels == before.get_pipe("mimick_tagger").labels
+    assert after.config["components"]["mimick_vectors"]["spelling_backoff"] is True
+    assert after.vocab.vectors.shape == before.vocab.vectors.shape
+    old, new = _torch_params(before), _torch_params(after)
+    assert old.keys() == new.keys()
+    moved = max(float((new[k] - old[k]).abs().max()) for k in old)
+    assert 0 < moved < 1e-3
+    doc = after("The zorblaxian cat sat on the mat.")
+    assert after.vocab.vectors.sources([doc[1].orth]).tolist() == [MIMICK]

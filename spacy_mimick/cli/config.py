@@ -2,6 +2,7 @@
 writes one for spaCy's own components."""
 import sys
 from pathlib import Path
+from typing import Optional
 
 import typer
 from wasabi import msg
@@ -21,6 +22,10 @@ def init_config_cli(
                                help="default (MimickTagger.v3, the low-resource recipe), paper "
                                     "(MimickTagger.v1 and the paper's training settings) or typos (the "
                                     "default trained on misspelled copies, spelling backoff on)"),
+    source: Optional[Path] = typer.Option(
+        None, "--source", help="With --recipe typos: continue the tagger of this trained pipeline "
+        "(its folder: a model-best, or an installed package's spacy.load(NAME).path) on misspelled "
+        "text instead of training one from scratch; its vectors table and Mimick model come along"),
 ) -> None:
     """Write a `spacy train` config for the joint UPOS + attribute tagger to OUTPUT_FILE.
 
@@ -32,10 +37,28 @@ def init_config_cli(
         raise UserError(f"--variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     if recipe not in RECIPES:
         raise UserError(f"--recipe {recipe!r}: expected one of {', '.join(RECIPES)}")
-    text = config_text(variant, recipe)
+    if source is not None:
+        check_source(source, variant, recipe)
+    text = config_text(variant, recipe, None if source is None else str(source))
     if str(output_file) == "-":
         sys.stdout.write(text)
         return
     with atomic_file(output_file, "w", encoding="utf8") as out:
         out.write(text)
-    msg.good(f"Wrote the {variant} tagger's config ({recipe} recipe) to {output_file}")
+    msg.good(f"Wrote the {variant} tagger's config ({recipe} recipe"
+             + (f", continuing {source}" if source is not None else "") + f") to {output_file}")
+
+
+def check_source(source: Path, variant: str, recipe: str) -> None:
+    """A pipeline folder whose tagger (and, for a variant with Mimick's vectors, its Mimick model)
+    the fine-tuning config can read, or a UserError saying what is missing."""
+    if recipe != "typos":
+        raise UserError(f"--source continues a trained tagger with the typos recipe; got --recipe {recipe!r}")
+    if not (source / "config.cfg").is_file():
+        raise UserError(f"--source {source}: expected a trained pipeline's folder with a config.cfg "
+                        "(for an installed package: python -c \"import spacy; print(spacy.load('NAME').path)\")")
+    if not (source / "mimick_tagger").is_dir():
+        raise UserError(f"--source {source}: the pipeline has no mimick_tagger component to continue")
+    needs_mimick = "paths.mimick_model" in config_text(variant, recipe, str(source))
+    if needs_mimick and not (source / "vocab" / "mimick").is_dir():
+        raise UserError(f"--source {source}: no Mimick model in vocab/mimick; the {variant} variant reads one")

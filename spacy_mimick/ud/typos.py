@@ -6,6 +6,8 @@ insert or substitute a neighbouring key). ``benchmarks/typo_tagging.py`` tests t
 misspelled this way; ``spacy_mimick.typo_augmenter.v1`` and ``.v2`` train them on it: every training
 sentence is read with a ``rate`` share of its words misspelled, drawn anew each epoch, the
 annotations kept (the POS and features of ``goverment`` are those of ``government``).
+``spacy_mimick.fixed_typos.v1`` gives a sentence the same typos at every read, for a dev set
+that scores checkpoints on misspelled text.
 """
 import random
 from typing import Callable, Iterator, List, Sequence, Tuple
@@ -47,17 +49,23 @@ def create_typo_augmenter(rate: float, seed: int = 0) -> Callable[[Language, Exa
     rng = random.Random(seed)
 
     def augment(nlp: Language, example: Example) -> Iterator[Example]:
-        reference = example.reference
-        words, mask = misspell([t.text for t in reference], rate, rng)
-        if not any(mask):
-            yield example
-            return
-        annotations = example.to_dict()
-        annotations["token_annotation"]["ORTH"] = words
-        predicted = Doc(nlp.vocab, words=words, spaces=[bool(t.whitespace_) for t in reference])
-        yield Example.from_dict(predicted, annotations)
+        yield from _misspelled_example(nlp, example, rate, rng)
 
     return augment
+
+
+def _misspelled_example(nlp: Language, example: Example, rate: float,
+                        rng: random.Random) -> Iterator[Example]:
+    """``example`` with its words misspelled by ``misspell`` (itself where no word got a typo)."""
+    reference = example.reference
+    words, mask = misspell([t.text for t in reference], rate, rng)
+    if not any(mask):
+        yield example
+        return
+    annotations = example.to_dict()
+    annotations["token_annotation"]["ORTH"] = words
+    predicted = Doc(nlp.vocab, words=words, spaces=[bool(t.whitespace_) for t in reference])
+    yield Example.from_dict(predicted, annotations)
 
 
 @spacy.registry.augmenters("spacy_mimick.typo_augmenter.v2")
@@ -70,6 +78,27 @@ def create_typo_augmenter_v2(rate: float, seed: int = 0,
 
     def augment(nlp: Language, example: Example) -> Iterator[Example]:
         for new in misspelled(nlp, example):
+            if keep_original and new is not example:
+                yield example
+            yield new
+
+    return augment
+
+
+@spacy.registry.augmenters("spacy_mimick.fixed_typos.v1")
+def create_fixed_typos(rate: float, seed: int = 0,
+                       keep_original: bool = True) -> Callable[[Language, Example], Iterator[Example]]:
+    """``spacy_mimick.typo_augmenter.v2`` with the same typos at every read: each sentence's
+    draws are seeded by ``seed`` and its words, so every evaluation scores the same misspelled
+    text, in any order. Meant for a dev corpus that chooses checkpoints for misspelled text
+    (clean and misspelled with ``keep_original``), where the training corpus's new typos each
+    epoch would make the scores of two checkpoints incomparable."""
+    if not 0 <= rate <= 1:
+        raise ValueError(f"fixed_typos: rate is a share of the words in [0, 1], got {rate}")
+
+    def augment(nlp: Language, example: Example) -> Iterator[Example]:
+        rng = random.Random(f"{seed}\t" + " ".join(t.text for t in example.reference))
+        for new in _misspelled_example(nlp, example, rate, rng):
             if keep_original and new is not example:
                 yield example
             yield new
