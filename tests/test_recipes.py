@@ -211,3 +211,13 @@ def test_init_config_source_says_what_it_lacks(tmp_path, make, args, message):
     result = CliRunner().invoke(app, ["init-config", str(out), *args, "--source", str(source)])
     assert result.exit_code == 1 and message in " ".join(result.output.split()), result.output
     assert not out.exists()
+
+
+def test_a_continued_pipeline_keeps_its_language(tmp_path):
+    source = tmp_path / "ru_pipeline"
+    source.mkdir()
+    config = tagger_config("both")
+    config["nlp"]["lang"] = "ru"
+    config.to_disk(source / "config.cfg")
+    assert tagger_config("both", "typos", source=str(source))["nlp"]["lang"] == "ru"
+    assert tagger_config("both", "typos", source=str(tmp_path / "absent"))["nlp"]["lang"] == "en"

@@ -62,8 +62,9 @@ OVERRIDES = {"default": {}, "paper": PAPER_RECIPE, "typos": TYPOS_RECIPE}
 # Dotted config paths -> the value when the typos recipe continues a trained pipeline's tagger
 # (``init-config --recipe typos --source PIPELINE``) instead of training one from scratch: a short
 # run at a fifth of the rate, its checkpoints scored on dev read clean and misspelled (the same
-# typos at every evaluation). On full EWT, from the release's tagger: +3.50 POS at 30% typos,
-# -0.09 on clean text (McNemar p 0.18), where the recipe from scratch lost 0.38 (docs/typo_tagging.md).
+# typos at every evaluation). On full EWT, from the release's tagger, three seeds: +3.74 to +3.82
+# POS at 30% typos for -0.12 to -0.16 on clean text, where the recipe from scratch gave +5.27 for
+# -0.38 (docs/typo_tagging.md).
 FINETUNE: Dict[str, Any] = {
     "training.max_steps": 10000,
     "training.eval_frequency": 1000,
@@ -85,7 +86,7 @@ def template_text(variant: str) -> str:
 def tagger_config(variant: str, recipe: str = "default", source: Optional[str] = None) -> Config:
     """The (uninterpolated) training config of ``variant`` with ``recipe``; with ``source`` (a
     trained pipeline's folder, typos recipe only), the config that continues that pipeline's
-    tagger (:data:`FINETUNE`), with its vectors table and Mimick model."""
+    tagger (:data:`FINETUNE`), with its vectors table, Mimick model and language."""
     if recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}: expected one of {', '.join(RECIPES)}")
     if source is not None and recipe != "typos":
@@ -96,6 +97,11 @@ def tagger_config(variant: str, recipe: str = "default", source: Optional[str] =
         overrides.update(FINETUNE)
         overrides["components.mimick_tagger"] = {"source": str(source)}
         overrides["paths.vectors"] = str(source)
+        source_config = Path(source) / "config.cfg"
+        lang = (Config().from_disk(source_config, interpolate=False).get("nlp", {}).get("lang")
+                if source_config.is_file() else None)
+        if lang:  # the source's language (its tokenizer and lexical attributes)
+            overrides["nlp.lang"] = lang
         if "mimick_model" in config["paths"]:
             overrides["paths.mimick_model"] = str(Path(source) / "vocab" / "mimick")
     for dotted, value in overrides.items():
