@@ -198,15 +198,22 @@ def test_a_source_pipeline_turns_the_typos_recipe_into_its_continuation(tmp_path
     (["config.cfg"], ["--recipe", "typos"], "the pipeline has no mimick_tagger component to continue"),
     (["config.cfg", "mimick_tagger/"], ["--recipe", "typos"], "no Mimick model in vocab/mimick"),
     (["config.cfg", "mimick_tagger/"], ["--recipe", "paper"], "got --recipe 'paper'"),
+    (["config.cfg", "mimick_tagger/", "vocab/mimick/"], ["--recipe", "typos", "--variant", "nochar"],
+     "its pipeline is ['mimick_vectors', 'mimick_tagger'], the nochar variant's ['mimick_tagger']; "
+     "give --variant mimick or both"),
+    (["bad.cfg", "mimick_tagger/"], ["--recipe", "typos"], "cannot read [nlp] pipeline from its config.cfg"),
 ])
 def test_init_config_source_says_what_it_lacks(tmp_path, make, args, message):
     source = tmp_path / "pipeline"
+    source.mkdir()
     for name in make or []:
         (source / name.rstrip("/")).parent.mkdir(parents=True, exist_ok=True)
         if name.endswith("/"):
             (source / name).mkdir()
-        else:
-            (source / name).write_text("", encoding="utf8")
+        elif name == "bad.cfg":
+            (source / "config.cfg").write_text("[nlp]\nlang = \"en\"\n", encoding="utf8")
+        else:  # a Both pipeline's config
+            tagger_config("both").to_disk(source / name)
     out = tmp_path / "x.cfg"
     result = CliRunner().invoke(app, ["init-config", str(out), *args, "--source", str(source)])
     assert result.exit_code == 1 and message in " ".join(result.output.split()), result.output

@@ -5,10 +5,11 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from confection import Config
 from wasabi import msg
 
 from ..atomic import atomic_file
-from ..tagger.recipes import RECIPES, VARIANTS, config_text
+from ..tagger.recipes import RECIPES, VARIANTS, config_text, tagger_config
 from .app import app
 from .user_errors import UserError, user_errors
 
@@ -59,6 +60,15 @@ def check_source(source: Path, variant: str, recipe: str) -> None:
                         "(for an installed package: python -c \"import spacy; print(spacy.load('NAME').path)\")")
     if not (source / "mimick_tagger").is_dir():
         raise UserError(f"--source {source}: the pipeline has no mimick_tagger component to continue")
+    try:
+        pipeline = list(Config().from_disk(source / "config.cfg", interpolate=False)["nlp"]["pipeline"])
+    except Exception as err:  # a config that confection cannot read, or without [nlp] pipeline
+        raise UserError(f"--source {source}: cannot read [nlp] pipeline from its config.cfg ({err})") from err
+    expected = list(tagger_config(variant)["nlp"]["pipeline"])
+    if pipeline != expected:
+        fitting = [v for v in VARIANTS if list(tagger_config(v)["nlp"]["pipeline"]) == pipeline]
+        raise UserError(f"--source {source}: its pipeline is {pipeline}, the {variant} variant's "
+                        f"{expected}; give --variant " + (" or ".join(fitting) or "of a mimick_tagger pipeline"))
     needs_mimick = "paths.mimick_model" in config_text(variant, recipe, str(source))
     if needs_mimick and not (source / "vocab" / "mimick").is_dir():
         raise UserError(f"--source {source}: no Mimick model in vocab/mimick; the {variant} variant reads one")
