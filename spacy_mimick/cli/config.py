@@ -69,6 +69,5 @@ def check_source(source: Path, variant: str, recipe: str) -> None:
         fitting = [v for v in VARIANTS if list(tagger_config(v)["nlp"]["pipeline"]) == pipeline]
         raise UserError(f"--source {source}: its pipeline is {pipeline}, the {variant} variant's "
                         f"{expected}; give --variant " + (" or ".join(fitting) or "of a mimick_tagger pipeline"))
-    needs_mimick = "paths.mimick_model" in config_text(variant, recipe, str(source))
-    if needs_mimick and not (source / "vocab" / "mimick").is_dir():
+    if "mimick_vectors" in pipeline and not (source / "vocab" / "mimick").is_dir():
         raise UserError(f"--source {source}: no Mimick model in vocab/mimick; the {variant} variant reads one")
