@@ -228,3 +228,23 @@ def test_a_continued_pipeline_keeps_its_language(tmp_path):
     config.to_disk(source / "config.cfg")
     assert tagger_config("both", "typos", source=str(source))["nlp"]["lang"] == "ru"
     assert tagger_config("both", "typos", source=str(tmp_path / "absent"))["nlp"]["lang"] == "en"
+
+
+def test_init_config_source_takes_an_installed_packages_name(tmp_path, monkeypatch):
+    """``--source en_mimick_ud_ewt`` reads the package's data folder, the one spacy.load reads."""
+    package = tmp_path / "site-packages" / "xx_demo_pkg"
+    data = package / "en_demo_pkg-0.1.0"
+    for folder in ("mimick_tagger", "vocab/mimick"):
+        (data / folder).mkdir(parents=True)
+    tagger_config("both").to_disk(data / "config.cfg")
+    (package / "meta.json").write_text(json.dumps({"lang": "en", "name": "demo_pkg", "version": "0.1.0"}))
+    monkeypatch.setattr(spacy.util, "is_package", lambda name: name == "xx_demo_pkg")
+    monkeypatch.setattr(spacy.util, "get_package_path", lambda name: package)
+    out = tmp_path / "continue.cfg"
+    result = CliRunner().invoke(app, ["init-config", str(out), "--recipe", "typos", "--source", "xx_demo_pkg"])
+    assert result.exit_code == 0, result.output
+    config = Config().from_disk(out, interpolate=False)
+    assert config["components"]["mimick_tagger"]["source"] == str(data)
+    assert config["paths"]["mimick_model"] == str(data / "vocab" / "mimick")
+    result = CliRunner().invoke(app, ["init-config", str(out), "--recipe", "typos", "--source", "not_installed"])
+    assert result.exit_code == 1 and "or the name of an installed pipeline package" in result.output

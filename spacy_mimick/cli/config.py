@@ -25,8 +25,8 @@ def init_config_cli(
                                     "default trained on misspelled copies, spelling backoff on)"),
     source: Optional[Path] = typer.Option(
         None, "--source", help="With --recipe typos: continue the tagger of this trained pipeline "
-        "(its folder: a model-best, or an installed package's spacy.load(NAME).path) on misspelled "
-        "text instead of training one from scratch; its vectors table and Mimick model come along"),
+        "(a folder such as a model-best, or an installed package's name) on misspelled text instead "
+        "of training one from scratch; its vectors table, Mimick model and language come along"),
 ) -> None:
     """Write a `spacy train` config for the joint UPOS + attribute tagger to OUTPUT_FILE.
 
@@ -39,6 +39,7 @@ def init_config_cli(
     if recipe not in RECIPES:
         raise UserError(f"--recipe {recipe!r}: expected one of {', '.join(RECIPES)}")
     if source is not None:
+        source = resolve_source(source)
         check_source(source, variant, recipe)
     text = config_text(variant, recipe, None if source is None else str(source))
     if str(output_file) == "-":
@@ -50,14 +51,26 @@ def init_config_cli(
              + (f", continuing {source}" if source is not None else "") + f") to {output_file}")
 
 
+def resolve_source(source: Path) -> Path:
+    """A pipeline folder as given, or an installed pipeline package's data folder (the one
+    ``spacy.load(NAME)`` reads) for a package name."""
+    import spacy
+
+    if source.exists() or not spacy.util.is_package(str(source)):
+        return source
+    package = spacy.util.get_package_path(str(source))
+    meta = spacy.util.get_model_meta(package)
+    return package / f"{meta['lang']}_{meta['name']}-{meta['version']}"
+
+
 def check_source(source: Path, variant: str, recipe: str) -> None:
     """A pipeline folder whose tagger (and, for a variant with Mimick's vectors, its Mimick model)
     the fine-tuning config can read, or a UserError saying what is missing."""
     if recipe != "typos":
         raise UserError(f"--source continues a trained tagger with the typos recipe; got --recipe {recipe!r}")
     if not (source / "config.cfg").is_file():
-        raise UserError(f"--source {source}: expected a trained pipeline's folder with a config.cfg "
-                        "(for an installed package: python -c \"import spacy; print(spacy.load('NAME').path)\")")
+        raise UserError(f"--source {source}: expected a trained pipeline's folder with a config.cfg, "
+                        "or the name of an installed pipeline package")
     if not (source / "mimick_tagger").is_dir():
         raise UserError(f"--source {source}: the pipeline has no mimick_tagger component to continue")
     try:
