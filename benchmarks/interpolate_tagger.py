@@ -13,6 +13,8 @@ from pathlib import Path
 
 import spacy
 
+from spacy_mimick.tagger.tagger_component import _shims
+
 
 def interpolate(source: Path, continued: Path, weight: float, output: Path) -> None:
     if not 0 <= weight <= 1:
@@ -21,8 +23,7 @@ def interpolate(source: Path, continued: Path, weight: float, output: Path) -> N
         raise SystemExit(f"{output} exists: give a new folder")
     a, b = spacy.load(source), spacy.load(continued)
     model_a, model_b = a.get_pipe("mimick_tagger").model, b.get_pipe("mimick_tagger").model
-    shims_a = [shim for node in model_a.walk() for shim in node.shims]
-    shims_b = [shim for node in model_b.walk() for shim in node.shims]
+    shims_a, shims_b = _shims(model_a), _shims(model_b)
     if len(shims_a) != len(shims_b):
         raise SystemExit(f"{source} and {continued}: taggers of different architectures")
     for shim_a, shim_b in zip(shims_a, shims_b):

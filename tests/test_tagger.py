@@ -17,7 +17,7 @@ from spacy.training import Example
 from spacy.training.initialize import convert_vectors
 from thinc.api import Adam, fix_random_seed
 
-from spacy_mimick.tagger.tagger_component import MimickTagger
+from spacy_mimick.tagger.tagger_component import MimickTagger, _shims
 from spacy_mimick.cli import app
 from spacy_mimick.tagger.recipes import RECIPES, VARIANTS, config_text
 from spacy_mimick.tagger.tagger_model import get_train_words
@@ -1114,9 +1114,8 @@ def test_choose_word_priors_keeps_the_weights_best_on_dev(trained):
 
 
 def _torch_params(nlp):
-    model = nlp.get_pipe("mimick_tagger").model
-    return {f"{i}.{k}": v.detach().clone() for node in model.walk() for i, shim in enumerate(node.shims)
-            for k, v in shim._model.state_dict().items()}
+    shims = _shims(nlp.get_pipe("mimick_tagger").model)
+    return {f"{i}.{k}": v.detach().clone() for i, shim in enumerate(shims) for k, v in shim._model.state_dict().items()}
 
 
 def test_typos_recipe_continues_a_trained_pipelines_tagger(vectors_dir, tiny_mimick, tmp_path):

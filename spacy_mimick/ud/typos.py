@@ -77,12 +77,17 @@ def create_typo_augmenter_v2(rate: float, seed: int = 0,
     misspelled = create_typo_augmenter(rate, seed)
 
     def augment(nlp: Language, example: Example) -> Iterator[Example]:
-        for new in misspelled(nlp, example):
-            if keep_original and new is not example:
-                yield example
-            yield new
+        yield from _keeping_original(example, misspelled(nlp, example), keep_original)
 
     return augment
+
+
+def _keeping_original(example: Example, augmented: Iterator[Example], keep_original: bool) -> Iterator[Example]:
+    """``augmented``, each new example preceded by ``example`` itself where ``keep_original``."""
+    for new in augmented:
+        if keep_original and new is not example:
+            yield example
+        yield new
 
 
 @spacy.registry.augmenters("spacy_mimick.fixed_typos.v1")
@@ -98,9 +103,6 @@ def create_fixed_typos(rate: float, seed: int = 0,
 
     def augment(nlp: Language, example: Example) -> Iterator[Example]:
         rng = random.Random(f"{seed}\t" + " ".join(t.text for t in example.reference))
-        for new in _misspelled_example(nlp, example, rate, rng):
-            if keep_original and new is not example:
-                yield example
-            yield new
+        yield from _keeping_original(example, _misspelled_example(nlp, example, rate, rng), keep_original)
 
     return augment
