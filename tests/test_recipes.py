@@ -187,10 +187,23 @@ def test_a_source_pipeline_turns_the_typos_recipe_into_its_continuation(tmp_path
     expected = {k for k in changed if k.startswith("components.mimick_tagger.")} | {
         "components.mimick_tagger.source", "paths.vectors", "paths.mimick_model",
         "corpora.dev.@readers"} | {k for k in cont if k.startswith("corpora.dev.augmenter.")} | set(
-        k for k in FINETUNE if not k.startswith("corpora.dev"))
+        k for k in FINETUNE if not k.startswith("corpora.dev")) | {
+        "initialize.after_init", "initialize.after_init.@callbacks", "initialize.after_init.modules"}
     assert changed == expected
+    assert cont["initialize.after_init.modules"] == ["lstm", "heads"]
     with pytest.raises(ValueError, match="continued with the typos recipe, not 'default'"):
         tagger_config("both", "default", source="trained/model-best")
+
+
+@pytest.mark.parametrize("variant, frozen", [("both", True), ("chartag", True), ("mimick", False), ("nochar", False)])
+def test_a_continuation_trains_the_encoders_of_variants_with_characters(variant, frozen):
+    """With a char->tag BiLSTM, only the word and character encoders continue; No-Char and
+    Mimick, whose misspelled words have no encoder of their own, continue every module."""
+    after_init = tagger_config(variant, "typos", source="trained/model-best")["initialize"]["after_init"]
+    if frozen:
+        assert after_init == {"@callbacks": "spacy_mimick.freeze_tagger_modules.v1", "modules": ["lstm", "heads"]}
+    else:
+        assert after_init is None
 
 
 @pytest.mark.parametrize("make, args, message", [

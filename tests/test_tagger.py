@@ -1120,7 +1120,8 @@ def _torch_params(nlp):
 
 def test_typos_recipe_continues_a_trained_pipelines_tagger(vectors_dir, tiny_mimick, tmp_path):
     """``init-config --recipe typos --source PIPELINE``: spacy train starts from that pipeline's
-    tagger (its weights, labels, vectors table and Mimick model), not from a fresh one."""
+    tagger (its weights, labels, vectors table and Mimick model), not from a fresh one, and
+    trains its word and character encoders only."""
     from spacy.cli.train import train
 
     overrides = {"paths.train": str(EWT_TRAIN), "paths.dev": str(EWT_DEV), "corpora.train.limit": 40,
@@ -1145,7 +1146,57 @@ def test_typos_recipe_continues_a_trained_pipelines_tagger(vectors_dir, tiny_mim
     assert after.vocab.vectors.shape == before.vocab.vectors.shape
     old, new = _torch_params(before), _torch_params(after)
     assert old.keys() == new.keys()
-    moved = max(float((new[k] - old[k]).abs().max()) for k in old)
-    assert 0 < moved < 1e-3
+    moved = {k: float((new[k] - old[k]).abs().max()) for k in old}
+    assert 0 < max(moved.values()) < 1e-3
+    # Only the word and character encoders train: the sentence BiLSTM and the heads are the source's.
+    frozen = [k for k in old if k.split(".")[1] in ("lstm", "heads")]
+    assert frozen and all(moved[k] == 0 for k in frozen)
+    assert all(moved[k] > 0 for k in old if k.split(".")[1] == "chars" and k.endswith("weight_ih_l0"))
     doc = after("The zorblaxian cat sat on the mat.")
     assert after.vocab.vectors.sources([doc[1].orth]).tolist() == [MIMICK]
+
+
+def _net_params(nlp):
+    net = nlp.get_pipe("mimick_tagger").model.get_ref("net").layers[0].shims[0]._model
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
+
+
+def _same(a, b, modules):
+    return all(bool((a[k] == b[k]).all()) for k in a if k.split(".")[0] in modules)
+
+
+def test_frozen_modules_keep_their_weights_and_the_rest_their_averages(vectors_dir):
+    """``spacy_mimick.freeze_tagger_modules.v1``: the named modules stop training; the others
+    train, and ``use_params`` swaps in their averages while the frozen ones, which have none,
+    keep their values (thinc loads a module's whole state or fails)."""
+    freeze = spacy.registry.callbacks.get("spacy_mimick.freeze_tagger_modules.v1")
+    fix_random_seed(0)
+    nlp = _pipeline(vectors_dir, char_embed=20, char_hidden=32)
+    train = _examples(nlp, EWT_TRAIN, 40)
+    optimizer = Adam(0.01, use_averages=True)
+    nlp.initialize(lambda: train, sgd=optimizer)
+    assert freeze(["lstm", "heads"])(nlp) is nlp
+    start = _net_params(nlp)
+    for i in range(0, len(train), 4):
+        nlp.update(train[i: i + 4], sgd=optimizer)
+    trained = _net_params(nlp)
+    assert _same(start, trained, {"lstm", "heads"})
+    assert not _same(start, trained, {"chars"}) and not _same(start, trained, {"word_delta"})
+    with nlp.use_params(optimizer.averages):
+        averaged = _net_params(nlp)
+        nlp("the cat sat .")
+    assert _same(start, averaged, {"lstm", "heads"})
+    assert not _same(trained, averaged, {"chars"})
+    assert _same(trained, _net_params(nlp), {"lstm", "heads", "chars", "word_delta"})
+
+
+def test_freezing_names_the_modules_it_can_freeze(vectors_dir):
+    freeze = spacy.registry.callbacks.get("spacy_mimick.freeze_tagger_modules.v1")
+    nlp = _pipeline(vectors_dir)  # no char->tag BiLSTM
+    nlp.initialize(lambda: _examples(nlp, EWT_TRAIN, 5))
+    with pytest.raises(ValueError, match=r"'chars' not in mimick_tagger's network: expected some of heads, lstm, word_delta"):
+        freeze(["chars", "lstm"])(nlp)
+    with pytest.raises(ValueError, match="no 'tagger' in the pipeline"):
+        freeze(["lstm"], component="tagger")(nlp)
+    with pytest.raises(ValueError, match="a list of module names, got 'lstm'"):
+        freeze("lstm")

@@ -62,9 +62,7 @@ OVERRIDES = {"default": {}, "paper": PAPER_RECIPE, "typos": TYPOS_RECIPE}
 # Dotted config paths -> the value when the typos recipe continues a trained pipeline's tagger
 # (``init-config --recipe typos --source PIPELINE``) instead of training one from scratch: a short
 # run at a fifth of the rate, its checkpoints scored on dev read clean and misspelled (the same
-# typos at every evaluation). On full EWT, from the release's tagger, three seeds: +3.74 to +3.82
-# POS at 30% typos for -0.12 to -0.16 on clean text, where the recipe from scratch gave +5.27 for
-# -0.38 (docs/typo_tagging.md).
+# typos at every evaluation).
 FINETUNE: Dict[str, Any] = {
     "training.max_steps": 10000,
     "training.eval_frequency": 1000,
@@ -74,6 +72,18 @@ FINETUNE: Dict[str, Any] = {
     "corpora.dev.augmenter": {"@augmenters": "spacy_mimick.fixed_typos.v1", "rate": 0.15,
                               "keep_original": True, "seed": "${system.seed}"},
 }
+
+# And, for the variants with a char->tag BiLSTM, only the word and character encoders train: the
+# sentence BiLSTM and the heads stay the source's (``freezing.py``). On full EWT, from the
+# release's tagger, three seeds: +3.07 to +3.14 POS at 30% typos for -0.07 to -0.08 on clean text
+# (McNemar p 0.11 to 0.23); every module trained gave +3.74 to +3.82 for -0.12 to -0.16 (p 0.019
+# to 0.079), the recipe from scratch +5.27 for -0.38 (docs/typo_tagging.md). No-Char and Mimick,
+# whose misspelled words have no encoder of their own to learn, continue every module.
+FINETUNE_FROZEN: Dict[str, Any] = {
+    "initialize.after_init": {"@callbacks": "spacy_mimick.freeze_tagger_modules.v1",
+                              "modules": ["lstm", "heads"]},
+}
+CHAR_VARIANTS = ("chartag", "both")
 
 
 def template_text(variant: str) -> str:
@@ -86,7 +96,8 @@ def template_text(variant: str) -> str:
 def tagger_config(variant: str, recipe: str = "default", source: Optional[str] = None) -> Config:
     """The (uninterpolated) training config of ``variant`` with ``recipe``; with ``source`` (a
     trained pipeline's folder, typos recipe only), the config that continues that pipeline's
-    tagger (:data:`FINETUNE`), with its vectors table, Mimick model and language."""
+    tagger (:data:`FINETUNE`, and :data:`FINETUNE_FROZEN` for the variants with characters), with
+    its vectors table, Mimick model and language."""
     if recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}: expected one of {', '.join(RECIPES)}")
     if source is not None and recipe != "typos":
@@ -95,6 +106,8 @@ def tagger_config(variant: str, recipe: str = "default", source: Optional[str] =
     overrides = dict(OVERRIDES[recipe])
     if source is not None:
         overrides.update(FINETUNE)
+        if variant in CHAR_VARIANTS:
+            overrides.update(FINETUNE_FROZEN)
         overrides["components.mimick_tagger"] = {"source": str(source)}
         overrides["paths.vectors"] = str(source)
         source_config = Path(source) / "config.cfg"
@@ -126,7 +139,8 @@ def config_text(variant: str, recipe: str = "default", source: Optional[str] = N
         header = (f"# The {variant} variant's tagger of {source}, continued on misspelled copies of its\n"
                   f"# sentences (the typos recipe, a short run at a fifth of the rate), written by\n"
                   f"#   python -m spacy_mimick init-config OUTPUT --variant {variant} --recipe typos --source {source}\n"
-                  "# from the default config with spacy_mimick.tagger.recipes.TYPOS_RECIPE and FINETUNE.\n"
+                  "# from the default config with spacy_mimick.tagger.recipes.TYPOS_RECIPE and FINETUNE (FINETUNE_FROZEN:\n"
+                  "# only the word and character encoders train, where the variant has characters).\n"
                   "# The vectors table and Mimick model are the source's; give --paths.train and --paths.dev.\n\n")
         return header + tagger_config(variant, recipe, source).to_str()
     what = {"paper": "with the paper's network and recipe (MimickTagger.v1)",

@@ -22,7 +22,7 @@ from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
-from thinc.api import Config, Model
+from thinc.api import Config, Model, torch2xp
 from thinc.types import Floats2d, Ints2d
 
 from ..malloc import fix_mmap_threshold
@@ -453,6 +453,8 @@ class MimickTagger(TrainablePipe):
         ``"pytorch_<shim id>_<name>"`` keys, so without this translation the averages never
         reach the torch module: spaCy evaluates and saves the raw weights. A generator, like
         spaCy's ``TrainablePipe.use_params``: ``Language.use_params`` drives it with ``next``.
+        A parameter without an average (frozen by ``spacy_mimick.freeze_tagger_modules.v1``,
+        so never updated) keeps its value: thinc loads a module's state whole or not at all.
         """
         translated = dict(params)
         for shim in _shims(self.model):
@@ -460,6 +462,9 @@ class MimickTagger(TrainablePipe):
             for key, value in params.items():
                 if isinstance(key, tuple) and len(key) == 2 and key[0] == shim.id:
                     translated[prefix + key[1]] = value
+            if any(key.startswith(prefix) for key in translated if isinstance(key, str)):
+                for name, value in shim._model.state_dict().items():
+                    translated.setdefault(prefix + name, torch2xp(value))
         with self.model.use_params(translated):
             yield
 
