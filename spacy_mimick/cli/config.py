@@ -26,7 +26,8 @@ def init_config_cli(
     source: Optional[Path] = typer.Option(
         None, "--source", help="With --recipe typos: continue the tagger of this trained pipeline "
         "(a folder such as a model-best, or an installed package's name) on misspelled text instead "
-        "of training one from scratch; its vectors table, Mimick model and language come along"),
+        "of training one from scratch (only its word and character encoders train where the variant "
+        "has characters); its vectors table, Mimick model and language come along"),
 ) -> None:
     """Write a `spacy train` config for the joint UPOS + attribute tagger to OUTPUT_FILE.
 
