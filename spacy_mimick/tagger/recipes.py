@@ -77,8 +77,10 @@ FINETUNE: Dict[str, Any] = {
 # sentence BiLSTM and the heads stay the source's (``freezing.py``). On full EWT, from the
 # release's tagger, three seeds: +3.07 to +3.14 POS at 30% typos for -0.07 to -0.08 on clean text
 # (McNemar p 0.11 to 0.23); every module trained gave +3.74 to +3.82 for -0.12 to -0.16 (p 0.019
-# to 0.079), the recipe from scratch +5.27 for -0.38 (docs/typo_tagging.md). No-Char and Mimick,
-# whose misspelled words have no encoder of their own to learn, continue every module.
+# to 0.079), the recipe from scratch +5.27 for -0.38 (docs/typo_tagging.md). The continuation is
+# for pipelines trained on full data: from 5,000-token taggers (French, Russian) freezing gained
+# less and cost more on clean text than every module (``--initialize.after_init null``). No-Char
+# and Mimick, whose misspelled words have no encoder of their own to learn, continue every module.
 FINETUNE_FROZEN: Dict[str, Any] = {
     "initialize.after_init": {"@callbacks": "spacy_mimick.freeze_tagger_modules.v1",
                               "modules": ["lstm", "heads"]},
