@@ -141,9 +141,11 @@ def config_text(variant: str, recipe: str = "default", source: Optional[str] = N
         header = (f"# The {variant} variant's tagger of {source}, continued on misspelled copies of its\n"
                   f"# sentences (the typos recipe, a short run at a fifth of the rate), written by\n"
                   f"#   python -m spacy_mimick init-config OUTPUT --variant {variant} --recipe typos --source {source}\n"
-                  "# from the default config with spacy_mimick.tagger.recipes.TYPOS_RECIPE and FINETUNE (FINETUNE_FROZEN:\n"
-                  "# only the word and character encoders train, where the variant has characters).\n"
-                  "# The vectors table and Mimick model are the source's; give --paths.train and --paths.dev.\n\n")
+                  "# from the default config with spacy_mimick.tagger.recipes.TYPOS_RECIPE and FINETUNE.\n"
+                  + ("# Only the word and character encoders train (FINETUNE_FROZEN), as measured best from a\n"
+                     "# tagger trained on full data; from one trained on a few thousand tokens, give\n"
+                     "# --initialize.after_init null (every module trains).\n" if variant in CHAR_VARIANTS else "")
+                  + "# The vectors table and Mimick model are the source's; give --paths.train and --paths.dev.\n\n")
         return header + tagger_config(variant, recipe, source).to_str()
     what = {"paper": "with the paper's network and recipe (MimickTagger.v1)",
             "typos": "trained on misspelled copies of its sentences, spelling backoff on (the typos recipe)"}[recipe]
