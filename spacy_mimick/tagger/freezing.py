@@ -9,8 +9,8 @@ misspelled text then teaches the word and character encoders to give a misspelle
 sentence BiLSTM and the heads already read well, and cannot move the rest. On full EWT, from the
 release's tagger, three seeds: -0.07 to -0.08 POS on clean text (McNemar p 0.11 to 0.23) for
 +3.07 to +3.14 at 30% typos, where continuing every module gave -0.12 to -0.16 (p 0.019 to
-0.079) for +3.74 to +3.82 (docs/typo_tagging.md). From taggers trained on 5,000 tokens (French,
-Russian) it was the other way round: freezing gained less and cost more on clean text.
+0.079) for +3.74 to +3.82 (docs/typo_tagging.md). From taggers trained on 5,000 tokens (English,
+French, Russian) it was the other way round: freezing gained the least with typos.
 
 A frozen parameter gets no gradient, so the optimizer keeps no average of it: the component's
 ``use_params`` gives it its current (unchanged) value beside the others' averages.

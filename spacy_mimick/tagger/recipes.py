@@ -78,8 +78,9 @@ FINETUNE: Dict[str, Any] = {
 # release's tagger, three seeds: +3.07 to +3.14 POS at 30% typos for -0.07 to -0.08 on clean text
 # (McNemar p 0.11 to 0.23); every module trained gave +3.74 to +3.82 for -0.12 to -0.16 (p 0.019
 # to 0.079), the recipe from scratch +5.27 for -0.38 (docs/typo_tagging.md). The continuation is
-# for pipelines trained on full data: from 5,000-token taggers (French, Russian) freezing gained
-# less and cost more on clean text than every module (``--initialize.after_init null``). No-Char
+# for pipelines trained on full data: from 5,000-token taggers (English, French, Russian) freezing
+# gained less than every module (``--initialize.after_init null``), and the recipe from scratch
+# most. No-Char
 # and Mimick, whose misspelled words have no encoder of their own to learn, continue every module.
 FINETUNE_FROZEN: Dict[str, Any] = {
     "initialize.after_init": {"@callbacks": "spacy_mimick.freeze_tagger_modules.v1",
@@ -143,8 +144,9 @@ def config_text(variant: str, recipe: str = "default", source: Optional[str] = N
                   f"#   python -m spacy_mimick init-config OUTPUT --variant {variant} --recipe typos --source {source}\n"
                   "# from the default config with spacy_mimick.tagger.recipes.TYPOS_RECIPE and FINETUNE.\n"
                   + ("# Only the word and character encoders train (FINETUNE_FROZEN), as measured best from a\n"
-                     "# tagger trained on full data; from one trained on a few thousand tokens, give\n"
-                     "# --initialize.after_init null (every module trains).\n" if variant in CHAR_VARIANTS else "")
+                     "# tagger trained on full data; for one trained on a few thousand tokens the typos recipe\n"
+                     "# from scratch measured best (no --source), and --initialize.after_init null (every\n"
+                     "# module trains) better than this.\n" if variant in CHAR_VARIANTS else "")
                   + "# The vectors table and Mimick model are the source's; give --paths.train and --paths.dev.\n\n")
         return header + tagger_config(variant, recipe, source).to_str()
     what = {"paper": "with the paper's network and recipe (MimickTagger.v1)",
