@@ -80,13 +80,12 @@ FINETUNE: Dict[str, Any] = {
 # to 0.079), the recipe from scratch +5.27 for -0.38 (docs/typo_tagging.md). The continuation is
 # for pipelines trained on full data: from 5,000-token taggers (English, French, Russian) freezing
 # gained less than every module (``--initialize.after_init null``), and the recipe from scratch
-# most. No-Char
-# and Mimick, whose misspelled words have no encoder of their own to learn, continue every module.
+# most. No-Char and Mimick (``char_embed = 0``), whose misspelled words have no encoder of their
+# own to learn, continue every module.
 FINETUNE_FROZEN: Dict[str, Any] = {
     "initialize.after_init": {"@callbacks": "spacy_mimick.freeze_tagger_modules.v1",
                               "modules": ["lstm", "heads"]},
 }
-CHAR_VARIANTS = ("chartag", "both")
 
 
 def template_text(variant: str) -> str:
@@ -109,7 +108,7 @@ def tagger_config(variant: str, recipe: str = "default", source: Optional[str] =
     overrides = dict(OVERRIDES[recipe])
     if source is not None:
         overrides.update(FINETUNE)
-        if variant in CHAR_VARIANTS:
+        if config["components"]["mimick_tagger"]["model"].get("char_embed", 0) > 0:
             overrides.update(FINETUNE_FROZEN)
         overrides["components.mimick_tagger"] = {"source": str(source)}
         overrides["paths.vectors"] = str(source)
@@ -139,6 +138,7 @@ def config_text(variant: str, recipe: str = "default", source: Optional[str] = N
         tagger_config(variant, recipe)  # validates both names
         return template_text(variant)
     if source is not None:
+        config = tagger_config(variant, recipe, source)
         header = (f"# The {variant} variant's tagger of {source}, continued on misspelled copies of its\n"
                   f"# sentences (the typos recipe, a short run at a fifth of the rate), written by\n"
                   f"#   python -m spacy_mimick init-config OUTPUT --variant {variant} --recipe typos --source {source}\n"
@@ -146,9 +146,9 @@ def config_text(variant: str, recipe: str = "default", source: Optional[str] = N
                   + ("# Only the word and character encoders train (FINETUNE_FROZEN), as measured best from a\n"
                      "# tagger trained on full data; for one trained on a few thousand tokens the typos recipe\n"
                      "# from scratch measured best (no --source), and --initialize.after_init null (every\n"
-                     "# module trains) better than this.\n" if variant in CHAR_VARIANTS else "")
+                     "# module trains) better than this.\n" if config["initialize"]["after_init"] else "")
                   + "# The vectors table and Mimick model are the source's; give --paths.train and --paths.dev.\n\n")
-        return header + tagger_config(variant, recipe, source).to_str()
+        return header + config.to_str()
     what = {"paper": "with the paper's network and recipe (MimickTagger.v1)",
             "typos": "trained on misspelled copies of its sentences, spelling backoff on (the typos recipe)"}[recipe]
     header = (f"# The {variant} variant {what}, written by\n"

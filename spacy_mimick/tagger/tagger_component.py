@@ -459,10 +459,12 @@ class MimickTagger(TrainablePipe):
         translated = dict(params)
         for shim in _shims(self.model):
             prefix = f"pytorch_{shim.id}_"
+            averaged = False
             for key, value in params.items():
                 if isinstance(key, tuple) and len(key) == 2 and key[0] == shim.id:
                     translated[prefix + key[1]] = value
-            if any(key.startswith(prefix) for key in translated if isinstance(key, str)):
+                    averaged = True
+            if averaged:
                 for name, value in shim._model.state_dict().items():
                     translated.setdefault(prefix + name, torch2xp(value))
         with self.model.use_params(translated):
