@@ -308,6 +308,13 @@ def test_paper_driver_plans_the_runs(tmp_path, project_copy, capsys):
     assert all("--vars.recipe= " in l + " " and "--vars.tagger_recipe=paper" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert any("--vars.n_tokens=0 --vars.seed=0 --vars.epochs=40" in l for l in runs("train-tagger-nochar", TREEBANK))
     assert all("--vars.mimick_epochs=7" in l for l in lines)  # --var reaches every command
+    # --full-seeds: the full data trained with each of them (another order and initialization).
+    full = {step.key: step for step in paper_script.plan(paper_script.parse_args(
+        ["--data-dir", str(data), "--sizes", "500,0", "--seeds", "0,1", "--full-seeds", "0,3,4",
+         "--treebanks", TREEBANK, "--variants", "both", "--no-choose-on-dev", "--project-dir", str(project_copy)]))}
+    trained = sorted(k.split("/")[1] for k in full if k.endswith("/train-tagger-both"))
+    assert trained == ["n0.s0", "n0.s3", "n0.s4", "n500.s0", "n500.s1"]
+    assert full[f"{TREEBANK}_lowres/n0.s3/train-tagger-both"].variables["seed"] == 3
     with pytest.raises(SystemExit, match="NAME=VALUE"):
         paper_script.main(["--data-dir", str(data), "--dry-run", "--var", "mimick_epochs",
                            "--project-dir", str(project_copy)])
@@ -399,6 +406,8 @@ def test_paper_driver_plans_the_release(tmp_path, project_copy, capsys):
     assert not any("train-tagger-nochar" in l or "train-tagger-mimick" in l for l in lines)
     with pytest.raises(SystemExit, match="choose-on-dev"):
         paper_script.main([*args, "--choose-on-dev", "x=--training.x 1"])
+    with pytest.raises(SystemExit, match="one training per treebank"):
+        paper_script.parse_args([*args, "--full-seeds", "0,1"])
     # The taggers first, spaCy's slower baseline on a later plain run: the same runs' folders.
     first = {step.key: step for step in paper_script.plan(paper_script.parse_args([*args, "--variants", "both"]))}
     assert [k.rsplit("/", 1)[1] for k in first if k.startswith(unit)] == [
@@ -935,6 +944,37 @@ def test_confusions_of_attributes(tmp_path, capsys):
     assert "| Number | 2 | 100.00 | 50.00 | 0 | 2 | +2 | 100.00 | 100.00 |" in out
     assert "| Case | 2 | 50.00 | 100.00 | 2 | 0 | -2 | 0.00 | 100.00 |" in out
     assert "spacy's attribute values wrong where both's are right, most frequent: Case Ine->Nom 1" in out
+
+
+def test_confusions_of_feature_sets_by_gold_sentence(tmp_path, capsys):
+    """confusions.py: UFeats exact match split by whether the gold sentence has any feature (a
+    treebank that annotates features in some sentences only), with the tokens each system gave
+    features."""
+    from spacy.tokens import Doc, DocBin
+
+    vocab = spacy.blank("xx").vocab
+    sentences = [(["Мына", "пойыз", "барады"], ["DET", "NOUN", "VERB"]), (["Ол", "келді"], ["PRON", "VERB"])]
+
+    def docbin(path, morphs):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        docs = [Doc(vocab, words=w, pos=p, morphs=m) for (w, p), m in zip(sentences, morphs)]
+        DocBin(docs=docs, attrs=["ORTH", "POS", "MORPH"]).to_disk(path)
+
+    # The first sentence has no gold features, the second has them on its verb.
+    docbin(tmp_path / "gold.spacy", [["", "", ""], ["", "Tense=Past"]])
+    # A gives the first sentence's noun a feature; B gets the verb's feature wrong.
+    docbin(tmp_path / "n0.s0" / "spacy.spacy", [["", "Case=Nom", ""], ["", "Tense=Past"]])
+    docbin(tmp_path / "n0.s0" / "both.spacy", [["", "", ""], ["", "Tense=Aor"]])
+    confusions_script.main([str(tmp_path / "gold.spacy"), str(tmp_path / "n0.s0"), "--output", str(tmp_path / "c.json")])
+    result = json.loads((tmp_path / "c.json").read_text())["feature_sets"]
+    assert result["sentences without"] == {"spacy": {"tokens": 3, "right": 2, "given": 1},
+                                           "both": {"tokens": 3, "right": 3, "given": 0}}
+    assert result["sentences with features"] == {"spacy": {"tokens": 2, "right": 2, "given": 1},
+                                                  "both": {"tokens": 2, "right": 1, "given": 1}}
+    out = capsys.readouterr().out
+    assert "| sentences without | 3 | 66.67 | 100.00 | +33.33 | 1 | 0 |" in out
+    assert "| sentences with features | 2 | 100.00 | 50.00 | -50.00 | 1 | 1 |" in out
+    assert "| all | 5 | 80.00 | 80.00 | +0.00 | 2 | 1 |" in out
 
 
 # -- report.py and plots.py on synthetic metrics ----------------------------------------------------

@@ -14,7 +14,10 @@ training set, as in the paper's OOV columns). Prints a Markdown table of the
 ``--top`` confusions by the two systems' errors together and the forms behind B's errors where A
 is right, then the same for the morphological attributes (per attribute: F1 of each system, on
 all and on OOV tokens, and how many more errors B makes; the value confusions behind each system's
-errors where the other is right); writes every count to the JSON file.
+errors where the other is right), and the feature sets (UFeats exact match) split by whether the
+token's gold sentence has any features: in a treebank that annotates features in some sentences
+only (UD_Kazakh-KTB leaves them out of every sentence of one of its sources), a system is scored
+there on whether it predicts none; writes every count to the JSON file.
 
 This is how the project finds out where the points go between two systems that
 ``significance.py`` says differ: a confusion one system makes far more often than the other
@@ -110,6 +113,44 @@ def attribute_table(per_type: Dict[str, Dict[str, Dict[str, List[int]]]], counts
     return "\n".join(lines)
 
 
+WITH, WITHOUT = "sentences with features", "sentences without"
+
+
+def count_feature_sets(examples_a, examples_b) -> Counter:
+    """UFeats exact match by gold sentence: (part, system, what) -> tokens, ``part`` WITH (the
+    gold sentence has a feature on some token) or WITHOUT, ``system`` "a" or "b", ``what``
+    "tokens", "right" (the whole feature set right) or "given" (the system gave the token some
+    feature). Tokens without a gold POS are skipped, as in :func:`count_confusions`."""
+    counts: Counter = Counter()
+    for eg_a, eg_b in zip(examples_a, examples_b):
+        part = WITH if any(str(t.morph) for t in eg_a.reference) else WITHOUT
+        for gold, pred_a, pred_b in zip(eg_a.reference, eg_a.predicted, eg_b.predicted):
+            if not gold.pos:
+                continue
+            for system, pred in (("a", pred_a), ("b", pred_b)):
+                counts[(part, system, "tokens")] += 1
+                counts[(part, system, "right")] += str(pred.morph) == str(gold.morph)
+                counts[(part, system, "given")] += bool(str(pred.morph))
+    return counts
+
+
+def feature_set_table(counts: Counter, name_a: str, name_b: str) -> str:
+    """A Markdown table of each system's UFeats on the tokens of sentences with and without gold
+    features, and how many tokens it gave features."""
+    header = ["gold sentences", "tokens", f"{name_a} UFeats", f"{name_b} UFeats", f"{name_b} − {name_a}",
+              f"tokens given features: {name_a}", name_b]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    for part in (WITH, WITHOUT, "all"):
+        parts = (WITH, WITHOUT) if part == "all" else (part,)
+        n, right_a, right_b, given_a, given_b = (sum(counts[(p, system, what)] for p in parts) for system, what in (
+            ("a", "tokens"), ("a", "right"), ("b", "right"), ("a", "given"), ("b", "given")))
+        if not n:
+            continue
+        acc_a, acc_b = 100 * right_a / n, 100 * right_b / n
+        lines.append(f"| {part} | {n:,} | {acc_a:.2f} | {acc_b:.2f} | {acc_b - acc_a:+.2f} | {given_a:,} | {given_b:,} |")
+    return "\n".join(lines)
+
+
 def table(counts: Dict[str, Counter], name_a: str, name_b: str, top: int, oov: bool = True) -> str:
     """A Markdown table of the ``top`` confusions (with the OOV columns if ``oov``), a row for the
     rest and one for all, then the most frequent forms behind each system's errors where the
@@ -165,6 +206,7 @@ def main(argv: Optional[List[str]] = None) -> None:
 
     vocab = spacy.blank("xx").vocab
     total: Dict[str, Counter] = {}
+    feature_sets: Counter = Counter()
     per_type: Dict[str, Dict[str, Dict[str, List[int]]]] = {"a": {"all": {}, "oov_train": {}},
                                                             "b": {"all": {}, "oov_train": {}}}
     for run in args.runs:
@@ -182,6 +224,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         examples = [load_examples(args.gold, path, vocab) for path in paths]
         for key, counter in count_confusions(*examples, train_words).items():
             total.setdefault(key, Counter()).update(counter)
+        feature_sets.update(count_feature_sets(*examples))
         for system, system_examples in zip("ab", examples):
             for part, attrs in attribute_counts(system_examples, train_words=train_words).items():
                 for attr, counts in attrs.items():
@@ -195,12 +238,16 @@ def main(argv: Optional[List[str]] = None) -> None:
         **{key: [[*k, c] for k, c in total[key].most_common()] for key in total if key != "n_tokens"},
         "attributes": {system: {part: {attr: dict(zip(("correct", "predicted", "gold"), c)) for attr, c in attrs.items()}
                                 for part, attrs in parts.items()} for system, parts in zip((args.a, args.b), per_type.values())},
+        "feature_sets": {part: {name: {what: feature_sets[(part, system, what)] for what in ("tokens", "right", "given")}
+                                for system, name in (("a", args.a), ("b", args.b))} for part in (WITH, WITHOUT)},
     }
     write_json(args.output, result, indent=1, ensure_ascii=False)
     print(table(total, args.a, args.b, args.top, oov=args.train_template is not None))
     if any(per_type[system]["all"] for system in per_type):
         print("\nAttributes (FEATS), by the errors B makes beyond A's:\n")
         print(attribute_table(per_type, total, args.a, args.b, args.top, oov=args.train_template is not None))
+        print("\nFeature sets (UFeats exact match) by gold sentence:\n")
+        print(feature_set_table(feature_sets, args.a, args.b))
     print(f"\n-> {args.output}")
 
 

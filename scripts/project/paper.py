@@ -30,7 +30,8 @@ DATA_DIR/ud, or of DATA_DIR), it runs ``python -m spacy project run COMMAND . --
   vector is predicted from its spelling);
 * for every token budget of ``--sizes`` (0 = the full training set; budgets not smaller than the
   training set are skipped) and seed of ``--seeds``
-  (the full set only with the first seed: there is nothing to subsample), with about ten dev
+  (the full set only with the first seed: there is nothing to subsample; ``--full-seeds`` trains
+  it with more, each seed another order and initialization, to tell a recipe from a draw), with about ten dev
   evaluations per training run (``--vars.eval_frequency``): ``subsample``, the
   taggers (No-Char, Mimick, char->tag and Both with vectors or a release model; otherwise the
   paper's tagging-only runs, No-Char with random embeddings and char->tag), spaCy's own tagger +
@@ -211,6 +212,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument("--treebanks", default="", help="Comma-separated treebank folders (default: all)")
     parser.add_argument("--sizes", default="500,1000,2000,5000,10000,0", help="Token budgets (0: full data)")
     parser.add_argument("--seeds", default="0,1,2,3,4", help="Seeds (subsamples) per budget")
+    parser.add_argument("--full-seeds", default=None,
+                        help="Seeds of the full-data runs (budget 0; each seed: the training set in another "
+                             "order, another initialization, in n0.s<seed>). Default: the first of --seeds")
     parser.add_argument("--epochs", type=int, default=None, help="Tagger epochs (the paper: 40, the default; --release: 30)")
     parser.add_argument("--low-epochs", type=int, default=80, help="Epochs for budgets <= 5000 tokens (the paper: 80)")
     parser.add_argument("--gpu-id", type=int, default=-1)
@@ -258,6 +262,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     if args.release:
         if args.choose_on_dev:
             raise SystemExit("error: --release trains the measured recipe; it takes no --choose-on-dev candidates")
+        if args.full_seeds is not None:
+            raise SystemExit("error: --release packages one training per treebank; train more seeds of the full "
+                             "data without --release (--sizes 0 --full-seeds ...)")
         args.choose_on_dev = []
         args.sizes, args.seeds, args.recipe = "0", "0", "lowres"
         wanted = RELEASE_VARIANTS + BASELINES
@@ -316,6 +323,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
     data_dir = args.data_dir if args.data_dir.is_absolute() else (args.project_dir / args.data_dir)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    full_seeds = seeds[:1] if args.full_seeds is None else [int(s) for s in args.full_seeds.split(",") if s.strip()]
     wanted = {t.strip() for t in args.treebanks.split(",") if t.strip()}
     found = [(folder, prefix) for folder, prefix in list_treebanks(data_dir) if not wanted or folder.name in wanted]
     if not found:
@@ -468,7 +476,7 @@ def plan(args: argparse.Namespace) -> List[Step]:
             if n_tokens >= n_train:  # the budget is the whole treebank: that is the full-data run
                 print(f"[paper] {treebank}: budget {n_tokens:,} >= its {n_train:,} training tokens, skipped")
                 continue
-            for seed in (seeds if n_tokens > 0 else seeds[:1]):
+            for seed in (seeds if n_tokens > 0 else full_seeds):
                 epochs = args.low_epochs if 0 < n_tokens <= 5000 else args.epochs
                 setting = {**base, "n_tokens": n_tokens, "seed": seed, "epochs": epochs,
                            "eval_frequency": eval_frequency(n_tokens, n_train, epochs, batch_tokens), **recipe}
