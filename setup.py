@@ -82,6 +82,7 @@ setup(
             "spacy_mimick.choose_unseen_penalty.v1 = spacy_mimick.tagger.unseen_words:make_choose_unseen_penalty",
             "spacy_mimick.choose_word_priors.v1 = spacy_mimick.tagger.seen_words:make_choose_word_priors",
             "spacy_mimick.choose_word_priors.v2 = spacy_mimick.tagger.seen_words:make_choose_word_priors_v2",
+            "spacy_mimick.choose_word_priors.v3 = spacy_mimick.tagger.seen_words:make_choose_word_priors_v3",
             "spacy_mimick.freeze_tagger_modules.v1 = spacy_mimick.tagger.freezing:make_freeze_tagger_modules",
         ],
         "spacy_scorers": [

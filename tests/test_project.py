@@ -559,13 +559,18 @@ def test_package_card_licenses_baseline_and_release_model(tmp_path):
     with_table = {**sources, "vectors": {"name": "GloVe 6B 50d", "license": "PDDL"}}
     meta = package_meta.build_meta({"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []}, with_table,
                                    {**metrics, "dev_choice": choice, "unseen_penalty": 2.0, "seen_word_prior": 0.5,
-                                    "seen_feature_sets": True, "seen_feature_set_prior": 1.0},
+                                    "seen_feature_sets": True, "seen_feature_set_prior": 1.0, "spaced_parts_prior": 4.0},
                                    "mimick_ud_bdt", "0.1.0")
     assert meta["dev_choice"]["chosen"] == "_lowres-ls10"
     assert "rarely falling on new words (weight 2, chosen on the dev set)" in meta["notes"]
     assert "raises the tags that the word had there (weight 0.5, chosen on the dev set)" in meta["notes"]
     assert "features are one feature set that its training data shows with the word's part of speech" in meta["notes"]
     assert "raises the feature sets that the word had there (weight 1, chosen on the dev set)" in meta["notes"]
+    assert "written with spaces the tagger raises the tags of the training words that contain its parts " \
+           "(weight 4, chosen on the dev set)" in meta["notes"]
+    assert "written with spaces" not in package_meta.build_meta(
+        {"lang": "eu", "name": "pipeline", "version": "0.0.0", "pipeline": []}, with_table, metrics,
+        "mimick_ud_bdt", "0.1.0")["notes"]
     assert "chosen on the dev set, not on test: `_lowres-ls10` (weighted dev score of each candidate: " \
            "_lowres 91.00, _lowres-ls10 92.34)" in meta["notes"]
     assert 'spacy.load("eu_mimick_ud_bdt", config={"components.mimick_vectors.spelling_backoff": True})' in meta["notes"]

@@ -36,7 +36,7 @@ def test_every_run_gets_the_config_it_got_before(variant, recipe):
     setting of the removed distillation (``teachers = []``), and with the default recipe's one
     later additions: ``[training.before_to_disk]``, the choice of ``unseen_penalty`` and
     ``seen_word_prior`` on dev, and then (``choose_word_priors.v2``) of
-    ``seen_feature_set_prior``. Any
+    ``seen_feature_set_prior``, and (``.v3``) of ``spaced_parts_prior``. Any
     change of a value, a key more or a key less fails here."""
     pinned = json.loads(FIXTURE.read_text())[f"{variant}/{recipe}"]
     assert flat(tagger_config(variant, recipe)) == pinned

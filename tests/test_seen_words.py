@@ -7,7 +7,7 @@ import pytest
 import spacy
 
 from spacy_mimick.tagger.seen_words import (
-    choose_weights, pos_counts_by_form, seen_log_prior, seen_rows, seen_shift,
+    choose_weights, part_pos_counts, pos_counts_by_form, seen_log_prior, seen_rows, seen_shift, spaced_parts_shift,
 )
 from spacy_mimick.ud.corpus import read_conllu
 
@@ -64,3 +64,26 @@ def test_each_weight_is_chosen_on_the_tokens_it_changes():
     assert choose_weights(scores, gold, unseen, rows, prior, log_prior, labels, [0.0, 1.0], [0.0, 4.0]) == (0.0, 0.0)
     gold = numpy.array([-1, -1])  # nothing annotated: the first weights
     assert choose_weights(scores, gold, unseen, rows, prior, log_prior, labels, [0.0, 1.0], [0.0, 4.0]) == (0.0, 0.0)
+
+
+def test_parts_keep_the_tags_of_the_training_words_that_contain_them():
+    """Each space-separated part gets the POS counts of every training form it is in (once per
+    form), so ``hàng`` counts the NOUN of ``hàng`` and of ``hàng xóm``."""
+    counts = {"hàng": {"NOUN": 3}, "hàng xóm": {"NOUN": 2}, "xóm": {"NOUN": 1}, "đi": {"VERB": 4}, "đi đi": {"VERB": 1}}
+    assert part_pos_counts(counts) == {"hàng": {"NOUN": 5}, "xóm": {"NOUN": 3}, "đi": {"VERB": 5}}
+
+
+def test_spaced_parts_shift_touches_only_unseen_forms_with_spaces():
+    labels = ["NOUN", "VERB"]
+    parts, log_prior = seen_log_prior(part_pos_counts({"hàng xóm": {"NOUN": 4}, "đi": {"VERB": 4}}), labels)
+    texts = ["hàng đi", "hàng xóm", "xóm", "lạ quá", "đi lạ"]
+    unseen = numpy.array([True, False, True, True, True])
+    shift = spaced_parts_shift(parts, log_prior, texts, unseen, 2.0)
+    # The mean of the two parts' rows, times the weight.
+    assert shift[0] == pytest.approx(2.0 * (log_prior[parts["hàng"]] + log_prior[parts["đi"]]) / 2)
+    assert not shift[1].any()  # seen
+    assert not shift[2].any()  # no space: not a spaced form
+    assert not shift[3].any()  # no part seen in training
+    assert shift[4] == pytest.approx(2.0 * log_prior[parts["đi"]])  # the parts that have a row
+    assert shift[4][1] > shift[4][0]  # VERB raised over NOUN
+    assert not spaced_parts_shift(parts, log_prior, texts, unseen, 0.0).any()

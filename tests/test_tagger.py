@@ -1084,6 +1084,80 @@ def test_choose_word_priors_v2_also_keeps_the_feature_set_weight_best_on_dev(tra
         make_choose_word_priors_v2(lambda _: iter(dev), feature_set_weights=[])
 
 
+def _spaced_examples(nlp, pos):
+    """Dev examples whose words are new forms written with spaces, made of training words
+    ("very very": ADV's parts; "the the": DET's), gold POS ``pos`` for each."""
+    from spacy.tokens import Doc
+    from spacy.training import Example
+
+    words = ["very very", "the the", "."]
+    return [Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, pos=[*pos, "PUNCT"]))
+            for _ in range(3)]
+
+
+def test_spaced_parts_prior_tags_a_new_spaced_form_as_its_parts(trained, vectors_dir):
+    """On a new form with a space, a large weight gives the tag of the training words that
+    contain its parts; training words and new forms without a space keep their tags; the
+    weight survives serialization and is refused below 0."""
+    from spacy.tokens import Doc
+
+    nlp, _, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    counts = tagger.cfg["seen_pos_counts"]
+    assert set(counts["very"]) == {"ADV"} and set(counts["the"]) == {"DET"}
+    words = ["very very", "the the", "the", "zorblax", "very"]
+    docs = lambda: [Doc(nlp.vocab, words=words)]  # noqa: E731
+    plain = [t.pos_ for doc in nlp.pipe(docs()) for t in doc]
+    tagged = [t.pos_ for doc in _tag_with(nlp, docs(), spaced_parts_prior=100.0) for t in doc]
+    assert tagged[:2] == ["ADV", "DET"] and tagged[2:] == plain[2:]
+    texts = [eg.predicted.text for eg in dev]  # EWT writes no form with a space: nothing moves
+    assert [t.pos_ for d in _tag_with(nlp, texts, spaced_parts_prior=100.0) for t in d] == \
+        [t.pos_ for d in nlp.pipe(texts) for t in d]
+    try:
+        tagger.spaced_parts_prior = 2.0
+        assert _cfg_after_bytes(tagger, vectors_dir, "spaced_parts_prior") == 2.0
+    finally:
+        tagger.spaced_parts_prior = 0.0
+    with pytest.raises(ValueError, match="spaced_parts_prior"):
+        tagger.spaced_parts_prior = -1.0
+
+
+def test_choose_word_priors_v3_keeps_the_parts_weight_best_on_dev(trained):
+    """v3 chooses the POS weights as v1 and the feature sets' weight as v2 do, and between them
+    the parts' weight that gets most POS right on dev's new spaced forms (the first listed on a
+    tie, and where dev has none)."""
+    from spacy_mimick.tagger.seen_words import (
+        make_choose_word_priors, make_choose_word_priors_v2, make_choose_word_priors_v3,
+    )
+
+    nlp, _, dev = trained
+    tagger = nlp.get_pipe("mimick_tagger")
+    weights = [0.0, 0.5, 100.0]
+    try:
+        make_choose_word_priors_v2(lambda _: iter(dev))(nlp)
+        chosen = tagger.unseen_penalty, tagger.seen_word_prior, tagger.seen_feature_set_prior
+        tagger.spaced_parts_prior = 0.5
+        make_choose_word_priors_v3(lambda _: iter(dev), parts_weights=weights)(nlp)
+        assert (tagger.unseen_penalty, tagger.seen_word_prior, tagger.seen_feature_set_prior) == chosen
+        assert tagger.spaced_parts_prior == 0.0  # no spaced form in EWT's dev: the first weight
+        right = _spaced_examples(nlp, ["ADV", "DET"])
+        accuracy = {}
+        for w in weights:
+            tagger.spaced_parts_prior = w
+            accuracy[w] = nlp.evaluate(right)["pos_acc"]
+        best = next(w for w in weights if accuracy[w] == max(accuracy.values()))
+        assert best > 0.0
+        make_choose_word_priors_v3(lambda _: iter(right), parts_weights=weights)(nlp)
+        assert tagger.spaced_parts_prior == best
+        wrong = _spaced_examples(nlp, ["SYM", "SYM"])  # the parts' tags are wrong here
+        make_choose_word_priors_v3(lambda _: iter(wrong), parts_weights=weights)(nlp)
+        assert tagger.spaced_parts_prior == 0.0
+    finally:
+        tagger.unseen_penalty = tagger.seen_word_prior = tagger.seen_feature_set_prior = tagger.spaced_parts_prior = 0.0
+    with pytest.raises(ValueError, match="parts_weights"):
+        make_choose_word_priors_v3(lambda _: iter(dev), parts_weights=[-1.0])
+
+
 def test_choose_word_priors_keeps_the_weights_best_on_dev(trained):
     """The default recipe's before_to_disk callback sets both weights to the pair whose POS
     accuracy on the corpus is highest, as nlp.evaluate measures it through the tagger's own

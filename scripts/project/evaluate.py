@@ -165,6 +165,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             record["seen_feature_sets"] = bool(nlp.get_pipe(tagger).feature_set_table()) and \
                 nlp.get_pipe(tagger).seen_feature_sets
             record["seen_feature_set_prior"] = nlp.get_pipe(tagger).seen_feature_set_prior
+            record["spaced_parts_prior"] = nlp.get_pipe(tagger).spaced_parts_prior
         attrs = ["ORTH", "SPACY", "TAG", "POS", "MORPH"] + (["HEAD", "DEP"] if component_name(nlp, "parser") else [])
         DocBin(docs=result["predicted"], attrs=attrs).to_disk(
             args.output_dir / f"{variant}.spacy"

@@ -125,6 +125,9 @@ def card_notes(meta: Dict[str, Any], metrics: Optional[Dict[str, Any]], baseline
         if (metrics or {}).get("seen_word_prior"):
             lines += [f"On words of its training data the tagger raises the tags that the word had there "
                       f"(weight {metrics['seen_word_prior']:g}, chosen on the dev set).", ""]
+        if (metrics or {}).get("spaced_parts_prior"):
+            lines += [f"On a new word written with spaces the tagger raises the tags of the training words that "
+                      f"contain its parts (weight {metrics['spaced_parts_prior']:g}, chosen on the dev set).", ""]
         if (metrics or {}).get("seen_feature_sets"):
             lines += ["Each word's features are one feature set that its training data shows with the word's "
                       "part of speech (the most probable of them), not each feature on its own.", ""]

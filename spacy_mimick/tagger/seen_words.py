@@ -19,6 +19,15 @@ words (``spacy_mimick.choose_word_priors.v1``; ``.v2``, the default recipe's
 feature sets, ``feature_sets.SeenSetPrior``). The two POS rules change disjoint tokens (seen,
 unseen), so each weight is chosen on its own tokens; the feature sets' weight is chosen after
 them, on the POS they decode.
+
+A form written with spaces that training never saw (Vietnamese writes a word of several
+syllables so: ``hàng xóm``) is built of parts that training often did see, inside other words.
+``spaced_parts_prior`` is the lexicon rule for such a form: its POS scores are raised by that
+weight times the mean, over its parts, of each part's log prior (:func:`seen_log_prior`) from the
+tags of the training words that contain it (:func:`part_pos_counts`), as ``mimick_vectors``'
+``spaced_from_parts`` gives such a form the mean of its parts' vectors. Chosen on dev after the
+two POS weights (``spacy_mimick.choose_word_priors.v3``, the default recipe's); a treebank
+without such forms keeps 0. Measured: docs/low_resource.md.
 """
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Mapping, Sequence, Tuple
@@ -77,6 +86,36 @@ def seen_shift(log_prior: numpy.ndarray, rows: numpy.ndarray, weight: float) -> 
     if weight:
         seen = rows >= 0
         shift[seen] = weight * log_prior[rows[seen]]
+    return shift
+
+
+def part_pos_counts(counts: Mapping[str, Mapping[str, int]]) -> Dict[str, Dict[str, int]]:
+    """{part: {POS: tokens}}: for each space-separated part of the training forms (``counts``:
+    :func:`pos_counts_by_form`'s), the POS counts of every training form that contains it (once
+    per form, however often the part occurs in it)."""
+    parts: Dict[str, Counter] = {}
+    for form, tags in counts.items():
+        for part in set(form.split(" ")):
+            if part:
+                parts.setdefault(part, Counter()).update(tags)
+    return {part: dict(sorted(c.items())) for part, c in sorted(parts.items())}
+
+
+def spaced_parts_shift(parts: Mapping[str, int], log_prior: numpy.ndarray, texts: Sequence[str],
+                       unseen: numpy.ndarray, weight: float) -> numpy.ndarray:
+    """(len(texts), n_labels): what ``spaced_parts_prior = weight`` adds to each token's POS
+    scores: on an ``unseen`` form with a space, ``weight`` x the mean of its parts' rows of
+    ``log_prior`` (``parts``: part -> row, from :func:`part_pos_counts`), over the parts that
+    have one; 0 elsewhere."""
+    shift = numpy.zeros((len(texts), log_prior.shape[1]), dtype="float32")
+    if not weight or not len(parts):
+        return shift
+    for t in numpy.flatnonzero(unseen).tolist():
+        if " " not in texts[t]:
+            continue
+        rows = [parts[part] for part in texts[t].split(" ") if part in parts]
+        if rows:
+            shift[t] = weight * log_prior[rows].mean(axis=0)
     return shift
 
 
@@ -174,21 +213,78 @@ def make_choose_word_priors_v2(
             return nlp
         docs, gold, scores = dev
         read = _set_pos_weights(tagger, docs, gold, scores, unseen_weights, seen_weights)
-        heads = tagger._heads
-        if not (tagger.seen_feature_sets and len(heads) > 1 and len(tagger.seen_set_prior())):
-            return nlp
-        # The gold sets as value indices, again when the dev tokens (a new vocab) or the heads change.
-        made_for = cache.get("set_rows_for")
-        if made_for is None or made_for[0] is not cache["feats"] or made_for[1] != heads:
-            cache.update(set_rows_for=(cache["feats"], heads), set_rows=gold_set_rows(cache["feats"], heads[1:]))
-        gold_sets = cache["set_rows"]
-        keep = (gold_sets >= 0).all(axis=1)
-        right = []
-        for weight in feature_set_weights:
-            tagger.seen_feature_set_prior = weight
-            ids = tagger.decode(scores.copy(), docs, read)
-            right.append(int(((ids[:, 1:] == gold_sets).all(axis=1) & keep).sum()))
-        tagger.seen_feature_set_prior = feature_set_weights[int(numpy.argmax(right))]
+        _set_feature_set_prior(tagger, docs, scores, read, cache, feature_set_weights)
         return nlp
 
     return before_to_disk
+
+
+@spacy.registry.callbacks("spacy_mimick.choose_word_priors.v3")
+def make_choose_word_priors_v3(
+    corpus: Callable[[Language], Iterable[Example]],
+    unseen_weights: List[float] = list(PENALTY_WEIGHTS),
+    seen_weights: List[float] = list(PRIOR_WEIGHTS),
+    parts_weights: List[float] = list(PRIOR_WEIGHTS),
+    feature_set_weights: List[float] = list(SET_PRIOR_WEIGHTS),
+    component: str = "mimick_tagger",
+) -> Callable[[Language], Language]:
+    """As ``spacy_mimick.choose_word_priors.v2``, with the tagger's ``spaced_parts_prior`` (on
+    an unseen form written with spaces, the tags of the training words that contain its parts
+    raised) set between the POS weights and the feature sets' one: the weight of
+    ``parts_weights`` that gets most POS right on dev's unseen forms with a space, decoded with
+    the POS weights just chosen (the first listed on a tie; a dev set without such forms keeps
+    the first). One pass of the tagger over dev per save, as v1."""
+    _check_weights(unseen_weights=unseen_weights, seen_weights=seen_weights, parts_weights=parts_weights,
+                   feature_set_weights=feature_set_weights)
+    cache: Dict[str, object] = {}
+
+    def before_to_disk(nlp: Language) -> Language:
+        tagger = nlp.get_pipe(component)
+        dev = dev_scores(nlp, component, corpus, cache)
+        if dev is None:
+            return nlp
+        docs, gold, scores = dev
+        read = _set_pos_weights(tagger, docs, gold, scores, unseen_weights, seen_weights)
+        _set_parts_prior(tagger, docs, gold, scores, read, parts_weights)
+        _set_feature_set_prior(tagger, docs, scores, read, cache, feature_set_weights)
+        return nlp
+
+    return before_to_disk
+
+
+def _set_parts_prior(tagger, docs: List[Doc], gold: numpy.ndarray, scores: numpy.ndarray, read: List[str],
+                     parts_weights: Sequence[float]) -> None:
+    """Set the tagger's ``spaced_parts_prior`` to the weight best on dev's unseen forms with a
+    space (POS decoded as the tagger decodes them now, the other weights included)."""
+    tokens = tagger.unseen_forms(read) & numpy.array([" " in form for form in read], dtype=bool) & (gold >= 0)
+    if not tokens.any():
+        tagger.spaced_parts_prior = parts_weights[0]
+        return
+    right = []
+    for weight in parts_weights:
+        tagger.spaced_parts_prior = weight
+        pos = tagger.decode(scores.copy(), docs, read)[:, 0]
+        right.append(int((pos[tokens] == gold[tokens]).sum()))
+    tagger.spaced_parts_prior = parts_weights[int(numpy.argmax(right))]
+
+
+def _set_feature_set_prior(tagger, docs: List[Doc], scores: numpy.ndarray, read: List[str],
+                           cache: Dict[str, object], feature_set_weights: Sequence[float]) -> None:
+    """Set the tagger's ``seen_feature_set_prior`` to the weight that gets most of dev's feature
+    sets exactly right, with the POS weights set now; a tagger without ``seen_feature_sets``,
+    without attributes or saved before the counts were kept keeps its weight."""
+    heads = tagger._heads
+    if not (tagger.seen_feature_sets and len(heads) > 1 and len(tagger.seen_set_prior())):
+        return
+    # The gold sets as value indices, again when the dev tokens (a new vocab) or the heads change.
+    made_for = cache.get("set_rows_for")
+    if made_for is None or made_for[0] is not cache["feats"] or made_for[1] != heads:
+        cache.update(set_rows_for=(cache["feats"], heads), set_rows=gold_set_rows(cache["feats"], heads[1:]))
+    gold_sets = cache["set_rows"]
+    keep = (gold_sets >= 0).all(axis=1)
+    right = []
+    for weight in feature_set_weights:
+        tagger.seen_feature_set_prior = weight
+        ids = tagger.decode(scores.copy(), docs, read)
+        right.append(int(((ids[:, 1:] == gold_sets).all(axis=1) & keep).sum()))
+    tagger.seen_feature_set_prior = feature_set_weights[int(numpy.argmax(right))]

@@ -39,7 +39,7 @@ from .tagger_model import (
 from .feature_sets import (
     SeenSetPrior, decode_feature_sets, feature_set_counts_by_form, feature_set_table, feature_sets_by_pos,
 )
-from .seen_words import pos_counts_by_form, seen_log_prior, seen_rows, seen_shift
+from .seen_words import part_pos_counts, pos_counts_by_form, seen_log_prior, seen_rows, seen_shift, spaced_parts_shift
 from .unseen_words import hapax_pos_log_prior, penalty_vector
 
 POS_HEAD = "POS"
@@ -212,6 +212,7 @@ class MimickTagger(TrainablePipe):
         self._seen_log_prior: Optional[Tuple[Dict[str, Dict[str, int]], List[str], Tuple[Dict[str, int], numpy.ndarray]]] = None
         self._feature_set_table: Optional[Tuple[Any, Any, Dict[int, numpy.ndarray]]] = None
         self._seen_set_prior: Optional[Tuple[Any, Any, SeenSetPrior]] = None
+        self._parts_log_prior: Optional[Tuple[Any, List[str], Tuple[Dict[str, int], numpy.ndarray]]] = None
         cfg: Dict[str, Any] = {
             "labels_pos": [],
             "labels_morph": {},
@@ -227,6 +228,7 @@ class MimickTagger(TrainablePipe):
             "feature_sets_by_pos": {},
             "seen_feature_set_counts": {},
             "seen_feature_set_prior": 0.0,
+            "spaced_parts_prior": 0.0,
         }
         self.cfg = dict(sorted(cfg.items()))
         self.scorer = scorer
@@ -293,9 +295,23 @@ class MimickTagger(TrainablePipe):
     def seen_feature_set_prior(self, weight: float) -> None:
         self._set_weight("seen_feature_set_prior", weight)
 
+    @property
+    def spaced_parts_prior(self) -> float:
+        """On a word outside the training vocabulary written with spaces (``hàng xóm``), each POS
+        score is raised by this weight times the mean over its parts of log((c_t + p_t) / (n + 1)),
+        c_t of the n training tokens of the words that contain the part having the tag
+        (``seen_words.part_pos_counts``, from the counts ``seen_word_prior`` keeps). Saved with
+        the component; 0.0 is off. The default recipe chooses it on dev as it trains
+        (``spacy_mimick.choose_word_priors.v3``)."""
+        return float(self.cfg.get("spaced_parts_prior", 0.0))
+
+    @spaced_parts_prior.setter
+    def spaced_parts_prior(self, weight: float) -> None:
+        self._set_weight("spaced_parts_prior", weight)
+
     def _set_weight(self, key: str, weight: float) -> None:
         """A decoding weight of the cfg (``unseen_penalty``, ``seen_word_prior``,
-        ``seen_feature_set_prior``): >= 0."""
+        ``seen_feature_set_prior``, ``spaced_parts_prior``): >= 0."""
         if not weight >= 0:
             raise ValueError(f"{self.name}: {key} must be >= 0, got {weight!r}")
         self.cfg[key] = float(weight)
@@ -310,6 +326,16 @@ class MimickTagger(TrainablePipe):
         # The cache keeps the counts object itself: a cfg loaded or initialized again brings new ones.
         if cached is None or cached[0] is not counts or cached[1] != labels:
             cached = self._seen_log_prior = (counts, labels, seen_log_prior(counts, labels))
+        return cached[2]
+
+    def parts_log_prior(self) -> Tuple[Dict[str, int], numpy.ndarray]:
+        """(part -> row, matrix): :meth:`seen_log_prior`'s matrix over the parts of the training
+        words (``seen_words.part_pos_counts``), for ``spaced_parts_prior``; built once per cfg."""
+        counts = self.cfg.get("seen_pos_counts") or {}
+        labels = list(self.cfg["labels_pos"])
+        cached = self._parts_log_prior
+        if cached is None or cached[0] is not counts or cached[1] != labels:
+            cached = self._parts_log_prior = (counts, labels, seen_log_prior(part_pos_counts(counts), labels))
         return cached[2]
 
     @property
@@ -531,10 +557,14 @@ class MimickTagger(TrainablePipe):
         has_counts = bool(self.cfg.get("seen_feature_set_counts"))
         set_weight = self.seen_feature_set_prior if decode_sets and has_counts else 0.0
         if read is None:
-            needed = penalty is not None or self.seen_word_prior or set_weight
+            needed = penalty is not None or self.seen_word_prior or set_weight or self.spaced_parts_prior
             read = self.read_forms(docs) if needed else []
+        unseen = self.unseen_forms(read) if penalty is not None or self.spaced_parts_prior else None
         if penalty is not None:
-            flat[self.unseen_forms(read), offsets[0]:offsets[1]] += penalty
+            flat[unseen, offsets[0]:offsets[1]] += penalty
+        if self.spaced_parts_prior:
+            parts, log_prior = self.parts_log_prior()
+            flat[:, offsets[0]:offsets[1]] += spaced_parts_shift(parts, log_prior, read, unseen, self.spaced_parts_prior)
         if self.seen_word_prior:
             forms, log_prior = self.seen_log_prior()
             if len(forms):
