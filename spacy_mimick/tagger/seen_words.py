@@ -14,9 +14,9 @@ decoding.
 Measured (docs/low_resource.md, ``benchmarks/seen_word_prior.py``): on the saved 5,000-token Both
 models of every treebank the prior helps at the weights chosen on dev in most runs, so the
 default recipe chooses its weight on each run's dev set together with the penalty on unseen
-words (``spacy_mimick.choose_word_priors.v1``; ``.v2``, the default recipe's
-``[training.before_to_disk]``, also chooses ``seen_feature_set_prior``, the same rule on the
-feature sets, ``feature_sets.SeenSetPrior``). The two POS rules change disjoint tokens (seen,
+words (``spacy_mimick.choose_word_priors.v1``; ``.v2`` also chooses ``seen_feature_set_prior``,
+the same rule on the feature sets, ``feature_sets.SeenSetPrior``; ``.v3``, the default recipe's
+``[training.before_to_disk]``, also ``spaced_parts_prior``, below). The two POS rules change disjoint tokens (seen,
 unseen), so each weight is chosen on its own tokens; the feature sets' weight is chosen after
 them, on the POS they decode.
 
