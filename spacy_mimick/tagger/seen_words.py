@@ -204,19 +204,12 @@ def make_choose_word_priors_v2(
     on a tie). A tagger without ``seen_feature_sets``, without attributes or saved before the
     counts were kept keeps its weight. One pass of the tagger over dev per save, as v1."""
     _check_weights(unseen_weights=unseen_weights, seen_weights=seen_weights, feature_set_weights=feature_set_weights)
-    cache: Dict[str, object] = {}
 
-    def before_to_disk(nlp: Language) -> Language:
-        tagger = nlp.get_pipe(component)
-        dev = dev_scores(nlp, component, corpus, cache)
-        if dev is None:
-            return nlp
-        docs, gold, scores = dev
+    def choose(tagger, docs: List[Doc], gold: numpy.ndarray, scores: numpy.ndarray, cache: Dict[str, object]) -> None:
         read = _set_pos_weights(tagger, docs, gold, scores, unseen_weights, seen_weights)
         _set_feature_set_prior(tagger, docs, scores, read, cache, feature_set_weights)
-        return nlp
 
-    return before_to_disk
+    return _on_dev_scores(corpus, component, choose)
 
 
 @spacy.registry.callbacks("spacy_mimick.choose_word_priors.v3")
@@ -236,17 +229,26 @@ def make_choose_word_priors_v3(
     the first). One pass of the tagger over dev per save, as v1."""
     _check_weights(unseen_weights=unseen_weights, seen_weights=seen_weights, parts_weights=parts_weights,
                    feature_set_weights=feature_set_weights)
-    cache: Dict[str, object] = {}
 
-    def before_to_disk(nlp: Language) -> Language:
-        tagger = nlp.get_pipe(component)
-        dev = dev_scores(nlp, component, corpus, cache)
-        if dev is None:
-            return nlp
-        docs, gold, scores = dev
+    def choose(tagger, docs: List[Doc], gold: numpy.ndarray, scores: numpy.ndarray, cache: Dict[str, object]) -> None:
         read = _set_pos_weights(tagger, docs, gold, scores, unseen_weights, seen_weights)
         _set_parts_prior(tagger, docs, gold, scores, read, parts_weights)
         _set_feature_set_prior(tagger, docs, scores, read, cache, feature_set_weights)
+
+    return _on_dev_scores(corpus, component, choose)
+
+
+def _on_dev_scores(corpus: Callable[[Language], Iterable[Example]], component: str,
+                   choose: Callable[..., None]) -> Callable[[Language], Language]:
+    """A ``[training.before_to_disk]`` callback that tags ``corpus`` once per save and hands the
+    tagger, the Docs, their gold POS and every head's scores (``dev_scores``) and its cache to
+    ``choose``, which sets the decoding weights."""
+    cache: Dict[str, object] = {}
+
+    def before_to_disk(nlp: Language) -> Language:
+        dev = dev_scores(nlp, component, corpus, cache)
+        if dev is not None:
+            choose(nlp.get_pipe(component), *dev, cache)
         return nlp
 
     return before_to_disk
