@@ -4,7 +4,19 @@ Entry points register the factories, architectures, scorers and readers with
 spaCy's registries, so ``spacy.blank("en").add_pipe("mimick_vectors")`` works
 without importing this package first.
 """
-from setuptools import find_packages, setup
+import sys
+
+from setuptools import Extension, find_packages, setup
+
+# The paper model's BiLSTM steps for training on the CPU (spacy_mimick/vectors/fast_bilstm.py).
+# Optional: without a C compiler the install still succeeds and training uses nn.LSTM (same
+# results, slower). -fno-trapping-math lets GCC vectorize the gates' clamped exponentials.
+MIMICK_LSTM = Extension(
+    "spacy_mimick.vectors._mimick_lstm",
+    sources=["spacy_mimick/vectors/_mimick_lstm.c"],
+    extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-fno-trapping-math"],
+    optional=True,
+)
 
 setup(
     name="spacy-mimick",
@@ -15,6 +27,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=find_packages(include=["spacy_mimick", "spacy_mimick.*"]),
+    ext_modules=[MIMICK_LSTM],
     include_package_data=True,
     # The tagger's config templates, which init-config writes (spacy_mimick/tagger/recipes.py).
     package_data={"spacy_mimick.tagger.configs": ["*.cfg"]},

@@ -37,6 +37,7 @@ from typing import Dict, Optional, Tuple
 import numpy
 import torch
 
+from spacy_mimick.vectors import fast_bilstm
 from spacy_mimick.vectors.mimick_model import MimickModel
 from spacy_mimick.vectors.mimick_trainer import (
     DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig, _Batcher, make_optimizer, train_mimick,
@@ -229,11 +230,20 @@ def dynet_available(python: str) -> bool:
 EPOCH_LINE = re.compile(r"epoch +(\d+) +train loss [\d.]+ +dev loss ([\d.]+) .*\(([\d.]+) CPU-s\)")
 
 
-def ours(vectors: str, epochs: int, work: Path, cache: Path):
-    """`python -m spacy_mimick train VECTORS OUT --paper --max-epochs N`, a fresh process."""
-    out = work / f"ours{epochs}"
+# `python -m spacy_mimick` with the C steps of the BiLSTM switched off: nn.LSTM, as before them.
+WITHOUT_C_STEPS = (
+    "import sys; from spacy_mimick.vectors import fast_bilstm; fast_bilstm._mimick_lstm = None; "
+    "from spacy_mimick import cli; sys.argv = ['spacy_mimick'] + sys.argv[1:]; cli.main()"
+)
+
+
+def ours(vectors: str, epochs: int, work: Path, cache: Path, c_steps: bool = True):
+    """`python -m spacy_mimick train VECTORS OUT --paper --max-epochs N`, a fresh process
+    (``c_steps=False``: with nn.LSTM instead of fast_bilstm's C steps)."""
+    out = work / f"ours{epochs}{'' if c_steps else '-nn-lstm'}"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "SPACY_MIMICK_CACHE": str(cache)}
-    cpu, log = run_cpu([sys.executable, "-m", "spacy_mimick", "train", vectors, str(out), "--paper",
+    start = ["-m", "spacy_mimick"] if c_steps else ["-c", WITHOUT_C_STEPS]
+    cpu, log = run_cpu([sys.executable, *start, "train", vectors, str(out), "--paper",
                         "--max-epochs", str(epochs), "--quiet"], env=env, cwd=str(work))
     rows = EPOCH_LINE.findall(log)
     if len(rows) != epochs:
@@ -265,14 +275,20 @@ def whole(vectors: str, epoch_counts, rounds: int, dynet_python: str) -> Dict[Tu
         for _ in range(rounds):
             for epochs in epoch_counts:
                 runs.setdefault(("ours", epochs), []).append(ours(vectors, epochs, work, cache))
+                if fast_bilstm.available():
+                    runs.setdefault(("nn.LSTM", epochs), []).append(
+                        ours(vectors, epochs, work, cache, c_steps=False))
                 if has_dynet:
                     runs.setdefault(("dynet", epochs), []).append(original(dynet_python, vectors, epochs, work))
-    names = {"ours": "`train --paper` (spacy-mimick)", "dynet": "original loop (DyNet, one word per update)"}
+    names = {"ours": "`train --paper` (spacy-mimick)",
+             "nn.LSTM": "`train --paper` with nn.LSTM (before the C steps)",
+             "dynet": "original loop (DyNet, one word per update)"}
+    order = {"ours": 0, "nn.LSTM": 1, "dynet": 2}
     print("| trainer | epochs | whole process, CPU-s (each round) | mean | steps, CPU-s (mean) | "
           "steps, words per CPU-s | outside the steps, CPU-s | last dev loss |")
     print("|---|---:|---|---:|---:|---:|---:|---:|")
     means = {}
-    for (who, epochs), results in sorted(runs.items(), key=lambda kv: (kv[0][1], kv[0][0] != "ours")):
+    for (who, epochs), results in sorted(runs.items(), key=lambda kv: (kv[0][1], order[kv[0][0]])):
         whole_cpu = [r[0] for r in results]
         steps = sum(r[1] for r in results) / len(results)
         mean = sum(whole_cpu) / len(whole_cpu)
@@ -280,12 +296,15 @@ def whole(vectors: str, epoch_counts, rounds: int, dynet_python: str) -> Dict[Tu
         means[who, epochs] = (mean, steps)
         print(f"| {names[who]} | {epochs} | {', '.join(f'{c:.1f}' for c in whole_cpu)} | {mean:.1f} | "
               f"{steps:.1f} | {words / steps:,.0f} | {mean - steps:.1f} | {results[-1][2][-1]:.4f} |", flush=True)
-    if has_dynet:
-        print("\n| epochs | whole process: original / ours | steps only: original / ours |")
-        print("|---:|---:|---:|")
+    if has_dynet or ("nn.LSTM", epoch_counts[0]) in means:
+        print("\n| epochs | vs | whole process: that / ours | steps only: that / ours |")
+        print("|---:|---|---:|---:|")
         for epochs in epoch_counts:
-            (ow, os_), (dw, ds) = means["ours", epochs], means["dynet", epochs]
-            print(f"| {epochs} | {dw / ow:.1f}x | {ds / os_:.1f}x |")
+            ow, os_ = means["ours", epochs]
+            for who in ("nn.LSTM", "dynet"):
+                if (who, epochs) in means:
+                    tw, ts = means[who, epochs]
+                    print(f"| {epochs} | {names[who]} | {tw / ow:.2f}x | {ts / os_:.2f}x |")
     return means
 
 

@@ -15,6 +15,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence
 
+from . import fast_bilstm
+
 
 class MimickBiLSTM(nn.Module):
     def __init__(
@@ -34,9 +36,13 @@ class MimickBiLSTM(nn.Module):
         )
 
     def forward(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
-        emb = self.dropout(self.embed(batch["chars"]))
-        lengths = batch["lengths"]
-        if bool((lengths == emb.shape[1]).all()):
+        chars, lengths = batch["chars"], batch["lengths"]
+        same_length = bool((lengths == chars.shape[1]).all())
+        if same_length and self.training and not self.dropout.p and fast_bilstm.usable(self.lstm, chars):
+            # Training on the CPU: the same function and gradients as below, ~2x faster per step.
+            return self.mlp(fast_bilstm.char_bilstm_states(self.embed, self.lstm, chars))
+        emb = self.dropout(self.embed(chars))
+        if same_length:
             # All words of the same length (the trainer and predict() batch them so): no padding,
             # and the plain LSTM call is much faster on CPU than a packed one.
             _, (h, _) = self.lstm(emb)

@@ -1,0 +1,276 @@
+/* The element-wise steps of the paper model's character BiLSTM, forward and backward, for
+ * training on the CPU (fast_bilstm.py holds the recurrence and the matrix products, which torch
+ * does).
+ *
+ * Why in C: with one-layer LSTMs of 50 units over words of ~7 characters, oneDNN's LSTM kernel is
+ * three quarters of a training step and reaches a fifth to two fifths of the core's
+ * matrix-multiply peak; the matrix products alone, at the same shapes, reach half to nine tenths.
+ * What is lost is the gates' element-wise work between them. As separate torch operations it
+ * costs more than the whole oneDNN kernel (a dozen small calls per character); here it is one
+ * pass per character over a layout in which the batch is the innermost, contiguous dimension, so
+ * every loop is vectorized over the words of the batch.
+ *
+ * The arrays' layouts (all float32 but the character ids, C-contiguous, allocated and checked by
+ * fast_bilstm.py; T characters, B words, H units, G = 4H gates in torch's order i, f, g, o, V
+ * characters in the vocabulary, 2 directions, the backward one reading the word reversed):
+ *   table (2, G, V): the input part of the gates for each character (W_ih e + b_ih + b_hh);
+ *   ids (2, T, B) int32: the character read at each step, per direction;
+ *   acts (T, 2, G, B): the recurrent part of the gates in, the activations out;
+ *   cs (T + 1, 2, H, B), tcs (T, 2, H, B): the cell states and their tanh;
+ *   hs (2, H, T + 1, B): the hidden states (this layout lets torch multiply all of them at once);
+ *   dh, dc (2, H, B); dgates (2, G, T, B); dtable (2, V, G).
+ * The words of a batch are the innermost dimension, so every loop is vectorized over them.
+ *
+ * Exponentials use a vectorizable single-precision exp (the Cephes / sse_mathfun polynomial,
+ * about 1 ulp): the C library's expf is not vectorized without -ffast-math. Comparisons keep NaN
+ * (a diverged training must still show a NaN loss).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* One build that uses AVX-512 or AVX2 where the CPU has them (chosen when the module loads). */
+#define MIMICK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MIMICK_CLONES
+#endif
+
+static inline float exp_approx(float x)
+{
+    /* Clamp to +-88.376 (exp's float range), written so that GCC vectorizes it with AVX-512
+     * (x > c ? c : x is kept as a branch there) and NaN stays NaN (its comparisons are false). */
+    float above = x - 88.3762626647949f;
+    x = above > 0.0f ? x - above : x;
+    float below = x + 88.3762626647949f;
+    x = below < 0.0f ? x - below : x;
+    float fx = x * 1.44269504088896341f + 0.5f;
+    /* floor without libm (vectorizable on SSE2): truncate, then step down for negatives */
+    float n = (float)(int32_t)fx;
+    n = n > fx ? n - 1.0f : n;
+    x = x - n * 0.693359375f;
+    x = x - n * -2.12194440e-4f;
+    float z = x * x;
+    float y = 1.9875691500e-4f;
+    y = y * x + 1.3981999507e-3f;
+    y = y * x + 8.3334519073e-3f;
+    y = y * x + 4.1665795894e-2f;
+    y = y * x + 1.6666665459e-1f;
+    y = y * x + 5.0000001201e-1f;
+    y = y * z + x + 1.0f;
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return y * scale;
+}
+
+static inline float sigmoid(float x) { return 1.0f / (1.0f + exp_approx(-x)); }
+
+static inline float tanh_approx(float x) { return 2.0f / (1.0f + exp_approx(-2.0f * x)) - 1.0f; }
+
+/* One unit of one direction over the words of the batch: the gates' pre-activations (recurrent
+ * part in g*, input part gathered from the table rows t*) -> activations, c, tanh c, h. */
+static inline void forward_row(Py_ssize_t B, const int32_t *restrict ids, const float *restrict ti,
+                               const float *restrict tf, const float *restrict tg,
+                               const float *restrict to, float *restrict gi, float *restrict gf,
+                               float *restrict gg, float *restrict go, const float *restrict cp,
+                               float *restrict cr, float *restrict tr, float *restrict hr)
+{
+    for (Py_ssize_t r = 0; r < B; r++) {
+        int32_t v = ids[r];
+        float i = sigmoid(gi[r] + ti[v]), f = sigmoid(gf[r] + tf[v]);
+        float g = tanh_approx(gg[r] + tg[v]), o = sigmoid(go[r] + to[v]);
+        gi[r] = i;
+        gf[r] = f;
+        gg[r] = g;
+        go[r] = o;
+        float cc = f * cp[r] + i * g;
+        float t = tanh_approx(cc);
+        cr[r] = cc;
+        tr[r] = t;
+        hr[r] = o * t;
+    }
+}
+
+/* The same unit, backward: dc holds the gradient of c from the later characters and is replaced
+ * by that of c_prev; d* receive the gradient of the pre-activations. */
+static inline void backward_row(Py_ssize_t B, const float *restrict ai, const float *restrict af,
+                                const float *restrict ag, const float *restrict ao,
+                                const float *restrict cp, const float *restrict tr,
+                                const float *restrict dhr, float *restrict dcr, float *restrict di,
+                                float *restrict df, float *restrict dg, float *restrict dout)
+{
+    for (Py_ssize_t r = 0; r < B; r++) {
+        float i = ai[r], f = af[r], g = ag[r], o = ao[r], t = tr[r], x = dhr[r];
+        float dcc = dcr[r] + x * o * (1.0f - t * t);
+        di[r] = dcc * g * i * (1.0f - i);
+        df[r] = dcc * cp[r] * f * (1.0f - f);
+        dg[r] = dcc * i * (1.0f - g * g);
+        dout[r] = x * t * o * (1.0f - o);
+        dcr[r] = dcc * f;
+    }
+}
+
+/* Step t of both directions, forward. At t = 0 there is no recurrent part (h_-1 = 0) and
+ * acts[0] is only written. */
+MIMICK_CLONES
+static void forward_step(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, Py_ssize_t t,
+                         float *acts, const float *table, const int32_t *ids, float *cs,
+                         float *tcs, float *hs)
+{
+    Py_ssize_t G = 4 * H;
+    if (t == 0)
+        memset(acts, 0, sizeof(float) * 2 * G * B);
+    for (Py_ssize_t d = 0; d < 2; d++) {
+        const int32_t *idr = ids + (d * T + t) * B;
+        for (Py_ssize_t j = 0; j < H; j++) {
+            float *gi = acts + ((t * 2 + d) * G + j) * B;
+            const float *ti = table + (d * G + j) * V;
+            Py_ssize_t s = ((t * 2 + d) * H + j) * B;
+            forward_row(B, idr, ti, ti + H * V, ti + 2 * H * V, ti + 3 * H * V,
+                        gi, gi + H * B, gi + 2 * H * B, gi + 3 * H * B,
+                        cs + s, cs + s + 2 * H * B, tcs + s,
+                        hs + ((d * H + j) * (T + 1) + t + 1) * B);
+        }
+    }
+}
+
+/* Step t of both directions, backward (dh: the gradient of h_t in, overwritten by the caller with
+ * that of h_t-1 from the recurrent product). */
+MIMICK_CLONES
+static void backward_step(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t t,
+                          const float *acts, const float *cs, const float *tcs, const float *dh,
+                          float *dc, float *dgates)
+{
+    Py_ssize_t G = 4 * H;
+    for (Py_ssize_t d = 0; d < 2; d++) {
+        for (Py_ssize_t j = 0; j < H; j++) {
+            const float *ai = acts + ((t * 2 + d) * G + j) * B;
+            Py_ssize_t s = ((t * 2 + d) * H + j) * B;
+            float *di = dgates + ((d * G + j) * T + t) * B;
+            Py_ssize_t dg_row = H * T * B;
+            backward_row(B, ai, ai + H * B, ai + 2 * H * B, ai + 3 * H * B, cs + s, tcs + s,
+                         dh + (d * H + j) * B, dc + (d * H + j) * B,
+                         di, di + dg_row, di + 2 * dg_row, di + 3 * dg_row);
+        }
+    }
+}
+
+/* The gradient of the table: each step's gate gradients added to the row of the character read
+ * there. dgates is gate-major, dtable character-major: blocks of 16 positions are transposed
+ * through a small buffer, so both are read and written along their rows. */
+#define TABLE_BLOCK 16
+MIMICK_CLONES
+static void table_grad(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V,
+                       const float *dgates, const int32_t *ids, float *dtable, float *buffer)
+{
+    Py_ssize_t G = 4 * H, N = T * B;
+    for (Py_ssize_t d = 0; d < 2; d++) {
+        const float *dg = dgates + d * G * N;
+        const int32_t *id = ids + d * N;
+        float *dt = dtable + d * V * G;
+        for (Py_ssize_t p0 = 0; p0 < N; p0 += TABLE_BLOCK) {
+            Py_ssize_t n = N - p0 < TABLE_BLOCK ? N - p0 : TABLE_BLOCK;
+            for (Py_ssize_t k = 0; k < G; k++)
+                for (Py_ssize_t u = 0; u < n; u++)
+                    buffer[u * G + k] = dg[k * N + p0 + u];
+            for (Py_ssize_t u = 0; u < n; u++) {
+                float *restrict row = dt + (Py_ssize_t)id[p0 + u] * G;
+                const float *restrict src = buffer + u * G;
+                for (Py_ssize_t k = 0; k < G; k++)
+                    row[k] += src[k];
+            }
+        }
+    }
+}
+
+/* ids (2, T, B) int32 from the batch's character ids chars (B, T) int64: the forward direction
+ * reads them in order, the backward one reversed. Returns the index of the first id outside
+ * [0, V) (the steps index the table with them), or -1. */
+static Py_ssize_t prepare_ids(Py_ssize_t T, Py_ssize_t B, Py_ssize_t V, const int64_t *chars,
+                              int32_t *ids)
+{
+    for (Py_ssize_t r = 0; r < B; r++) {
+        for (Py_ssize_t t = 0; t < T; t++) {
+            int64_t v = chars[r * T + t];
+            if (v < 0 || v >= V)
+                return r * T + t;
+            ids[t * B + r] = (int32_t)v;
+            ids[(2 * T - 1 - t) * B + r] = (int32_t)v;
+        }
+    }
+    return -1;
+}
+
+/* Arguments: sizes, then the tensors' addresses (checked by fast_bilstm.py). */
+static PyObject *py_prepare_ids(PyObject *self, PyObject *args)
+{
+    Py_ssize_t T, B, V, bad;
+    unsigned long long chars, ids;
+    if (!PyArg_ParseTuple(args, "nnnKK", &T, &B, &V, &chars, &ids))
+        return NULL;
+    bad = prepare_ids(T, B, V, (const int64_t *)(uintptr_t)chars, (int32_t *)(uintptr_t)ids);
+    return PyLong_FromSsize_t(bad);
+}
+
+static PyObject *py_forward_step(PyObject *self, PyObject *args)
+{
+    Py_ssize_t T, H, B, V, t;
+    unsigned long long acts, table, ids, cs, tcs, hs;
+    if (!PyArg_ParseTuple(args, "nnnnnKKKKKK", &T, &H, &B, &V, &t, &acts, &table, &ids, &cs, &tcs, &hs))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    forward_step(T, H, B, V, t, (float *)(uintptr_t)acts, (const float *)(uintptr_t)table,
+                 (const int32_t *)(uintptr_t)ids, (float *)(uintptr_t)cs, (float *)(uintptr_t)tcs,
+                 (float *)(uintptr_t)hs);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_backward_step(PyObject *self, PyObject *args)
+{
+    Py_ssize_t T, H, B, t;
+    unsigned long long acts, cs, tcs, dh, dc, dgates;
+    if (!PyArg_ParseTuple(args, "nnnnKKKKKK", &T, &H, &B, &t, &acts, &cs, &tcs, &dh, &dc, &dgates))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    backward_step(T, H, B, t, (const float *)(uintptr_t)acts, (const float *)(uintptr_t)cs,
+                  (const float *)(uintptr_t)tcs, (const float *)(uintptr_t)dh, (float *)(uintptr_t)dc,
+                  (float *)(uintptr_t)dgates);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_table_grad(PyObject *self, PyObject *args)
+{
+    Py_ssize_t T, H, B, V;
+    unsigned long long dgates, ids, dtable;
+    if (!PyArg_ParseTuple(args, "nnnnKKK", &T, &H, &B, &V, &dgates, &ids, &dtable))
+        return NULL;
+    float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
+    if (buffer == NULL)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    table_grad(T, H, B, V, (const float *)(uintptr_t)dgates, (const int32_t *)(uintptr_t)ids,
+               (float *)(uintptr_t)dtable, buffer);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(buffer);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"prepare_ids", py_prepare_ids, METH_VARARGS, "The steps' character ids, both directions."},
+    {"forward_step", py_forward_step, METH_VARARGS, "Step t of the BiLSTM, forward."},
+    {"backward_step", py_backward_step, METH_VARARGS, "Step t of the BiLSTM, backward."},
+    {"table_grad", py_table_grad, METH_VARARGS, "The gradient of the input-gate table."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_mimick_lstm",
+    "Element-wise steps of the paper model's character BiLSTM, for training on the CPU.", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__mimick_lstm(void) { return PyModule_Create(&module); }

@@ -1,0 +1,122 @@
+"""The paper model's character BiLSTM for training on the CPU, faster than ``nn.LSTM``.
+
+Same function and gradients as ``nn.Embedding`` -> ``nn.LSTM(bidirectional=True)`` (one layer,
+final states), computed differently:
+
+- The input part of every gate depends on the character only: ``W_ih e_c + b_ih + b_hh`` is one
+  table of 4H numbers per character and direction, computed once per batch (V x 20 x 4H products
+  instead of one per character of every word). Each step gathers its rows.
+- The recurrent products run as torch matrix products over both directions at once; the gates'
+  element-wise work, the gathers and the table's gradient run in ``_mimick_lstm.c``, one pass per
+  character over a layout where the words of the batch are contiguous.
+
+Used by ``MimickBiLSTM`` while training on the CPU when every word of the batch has the same
+length (the trainer batches them so) and the extension is built (``pip install`` compiles it; if
+no C compiler was at hand, ``nn.LSTM`` runs instead: the same results, slower). Measured in
+``benchmarks/train_throughput.py``; equality with ``nn.LSTM`` in ``tests/test_fast_bilstm.py``.
+"""
+from typing import Optional, Tuple
+
+import torch
+from torch import nn
+
+try:
+    from . import _mimick_lstm
+except ImportError:  # built without a C compiler: MimickBiLSTM keeps nn.LSTM
+    _mimick_lstm = None
+
+
+def available() -> bool:
+    """Whether the C extension was built."""
+    return _mimick_lstm is not None
+
+
+def usable(lstm: nn.LSTM, chars: torch.Tensor) -> bool:
+    """Whether ``char_bilstm_states`` can stand in for ``lstm`` on this batch."""
+    return (
+        _mimick_lstm is not None
+        and torch.is_grad_enabled()
+        and lstm.num_layers == 1
+        and lstm.bidirectional
+        and lstm.bias
+        and lstm.batch_first
+        and lstm.proj_size == 0
+        and chars.device.type == "cpu"
+        and lstm.weight_hh_l0.device.type == "cpu"
+        and lstm.weight_hh_l0.dtype == torch.float32
+        and chars.dim() == 2
+        and chars.shape[0] > 0
+        and chars.shape[1] > 0
+    )
+
+
+def char_bilstm_states(embed: nn.Embedding, lstm: nn.LSTM, chars: torch.Tensor) -> torch.Tensor:
+    """(B, 2H): the final forward and backward states of ``lstm`` over ``embed(chars)``.
+
+    ``chars`` (B, T): the character ids of B words of T characters each (no padding).
+    """
+    w_ih = torch.stack([lstm.weight_ih_l0, lstm.weight_ih_l0_reverse])
+    w_hh = torch.stack([lstm.weight_hh_l0, lstm.weight_hh_l0_reverse])
+    bias = torch.stack([lstm.bias_ih_l0 + lstm.bias_hh_l0, lstm.bias_ih_l0_reverse + lstm.bias_hh_l0_reverse])
+    # (2, 4H, V): the input part of the gates for every character of the vocabulary.
+    table = torch.baddbmm(bias.unsqueeze(2), w_ih, embed.weight.t().unsqueeze(0).expand(2, -1, -1))
+    states = _CharBiLSTM.apply(table, w_hh, chars)  # (2, H, B)
+    return states.permute(2, 0, 1).reshape(chars.shape[0], -1)
+
+
+class _CharBiLSTM(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, table: torch.Tensor, w_hh: torch.Tensor, chars: torch.Tensor) -> torch.Tensor:
+        n_words, n_steps = chars.shape
+        hidden, vocab = w_hh.shape[2], table.shape[2]
+        gates = 4 * hidden
+        table = table.contiguous()
+        chars = chars.contiguous()
+        if chars.dtype != torch.int64:
+            raise TypeError(f"character ids must be int64, got {chars.dtype}")
+        ids = torch.empty(2, n_steps, n_words, dtype=torch.int32)  # (2, T, B); backward direction reversed
+        bad = _mimick_lstm.prepare_ids(n_steps, n_words, vocab, chars.data_ptr(), ids.data_ptr())
+        if bad >= 0:  # the C steps index the table with them
+            word, step = divmod(bad, n_steps)
+            raise IndexError(f"character id {int(chars[word, step])} of word {word} (character {step}) "
+                             f"is outside the model's {vocab} characters")
+        acts = torch.empty(n_steps, 2, gates, n_words)
+        cs = torch.empty(n_steps + 1, 2, hidden, n_words)
+        tcs = torch.empty(n_steps, 2, hidden, n_words)
+        hs = torch.empty(2, hidden, n_steps + 1, n_words)
+        cs[0] = 0.0  # c_-1 and h_-1; every later step is written by the C step
+        hs[:, :, 0] = 0.0
+        step = _mimick_lstm.forward_step
+        sizes = (n_steps, hidden, n_words, vocab)
+        addresses = (acts.data_ptr(), table.data_ptr(), ids.data_ptr(), cs.data_ptr(), tcs.data_ptr(), hs.data_ptr())
+        for t in range(n_steps):
+            if t:  # the recurrent part of the gates; at t = 0, h is zero
+                torch.bmm(w_hh, hs[:, :, t], out=acts[t])
+            step(*sizes, t, *addresses)
+        ctx.save_for_backward(w_hh, ids, acts, cs, tcs, hs)
+        ctx.vocab = vocab
+        return hs[:, :, n_steps]
+
+    @staticmethod
+    def backward(ctx, d_states: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
+        w_hh, ids, acts, cs, tcs, hs = ctx.saved_tensors
+        n_steps, _, gates, n_words = acts.shape
+        hidden = gates // 4
+        dh = d_states.contiguous().clone()
+        dc = torch.zeros_like(dh)
+        dgates = torch.empty(2, gates, n_steps, n_words)
+        w_hh_t = w_hh.transpose(1, 2)
+        step = _mimick_lstm.backward_step
+        sizes = (n_steps, hidden, n_words)
+        addresses = (acts.data_ptr(), cs.data_ptr(), tcs.data_ptr(), dh.data_ptr(), dc.data_ptr(), dgates.data_ptr())
+        for t in range(n_steps - 1, -1, -1):
+            step(*sizes, t, *addresses)
+            if t:
+                torch.bmm(w_hh_t, dgates[:, :, t], out=dh)
+        flat = dgates.view(2, gates, n_steps * n_words)
+        # h_t-1 for every step: (2, H, T x B) without a copy (hs keeps h_-1 = 0 at t = 0).
+        h_prev = hs.as_strided((2, hidden, n_steps * n_words), hs.stride()[:2] + (1,))
+        d_w_hh = torch.bmm(flat, h_prev.transpose(1, 2))
+        d_table = torch.zeros(2, ctx.vocab, gates)
+        _mimick_lstm.table_grad(n_steps, hidden, n_words, ctx.vocab, dgates.data_ptr(), ids.data_ptr(), d_table.data_ptr())
+        return d_table.transpose(1, 2), d_w_hh, None
