@@ -1,4 +1,5 @@
 """The C steps of the paper model's BiLSTM (fast_bilstm.py) against nn.Embedding + nn.LSTM."""
+import platform
 import sysconfig
 from dataclasses import replace
 
@@ -46,10 +47,25 @@ def _outputs_and_gradients(fn, embed, lstm, chars, weights):
 needs_extension = pytest.mark.skipif(not fast_bilstm.available(), reason="built without a C compiler")
 
 
+def test_the_recurrences_run_in_c_with_torchs_sgemm():
+    # torch's x86 wheels export MKL's sgemm_: each recurrence is then one C call.
+    if fast_bilstm.available() and platform.machine() in ("x86_64", "AMD64"):
+        assert fast_bilstm._mimick_lstm.has_sgemm()
+
+
+@pytest.fixture(params=["C", "Python"])
+def recurrences(request, monkeypatch):
+    """Both ways of running the recurrences: in C with sgemm, and the loops in Python with bmm."""
+    if request.param == "C" and not (fast_bilstm.available() and fast_bilstm._mimick_lstm.has_sgemm()):
+        pytest.skip("no sgemm in torch's library here: the loops in Python run")
+    monkeypatch.setitem(fast_bilstm._SGEMM, "on", request.param == "C")
+    return request.param
+
+
 @needs_extension
 @pytest.mark.parametrize("n_words,n_chars", [(128, 7), (37, 3), (1, 1), (5, 20), (300, 4), (16, 12)])
 @pytest.mark.parametrize("scale", [1.0, 8.0])
-def test_same_states_and_gradients_as_nn_lstm(n_words, n_chars, scale):
+def test_same_states_and_gradients_as_nn_lstm(n_words, n_chars, scale, recurrences):
     # scale 8: gates far into the sigmoid's and tanh's flat parts, where the exp approximation clamps
     embed, lstm = _modules(scale=scale)
     gen = torch.Generator().manual_seed(n_words * 100 + n_chars)
@@ -65,7 +81,7 @@ def test_same_states_and_gradients_as_nn_lstm(n_words, n_chars, scale):
 
 
 @needs_extension
-def test_padding_row_gets_no_gradient_and_unused_characters_none():
+def test_padding_row_gets_no_gradient_and_unused_characters_none(recurrences):
     embed, lstm = _modules()
     chars = torch.tensor([[3, 4, 5], [5, 4, 3]])
     out = fast_bilstm.char_bilstm_states(embed, lstm, chars)
@@ -77,7 +93,7 @@ def test_padding_row_gets_no_gradient_and_unused_characters_none():
 
 
 @needs_extension
-def test_a_nan_weight_gives_nan_states():
+def test_a_nan_weight_gives_nan_states(recurrences):
     # The exponentials are clamped; a NaN must not be clamped into a number (a diverged training
     # has to show a NaN loss, which the trainer turns into an error).
     embed, lstm = _modules()

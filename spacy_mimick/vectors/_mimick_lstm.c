@@ -18,7 +18,8 @@
  *   acts (T, 2, G, B): the recurrent part of the gates in, the activations out;
  *   cs (T + 1, 2, H, B), tcs (T, 2, H, B): the cell states and their tanh;
  *   hs (2, H, T + 1, B): the hidden states (this layout lets torch multiply all of them at once);
- *   dh, dc (2, H, B); dgates (2, G, T, B); dtable (2, V, G).
+ *   dh, dc (2, H, B); dgates (2, G, T x B) with rows ld apart (ld > T x B: with B = 128 rows
+ *   T x B floats apart would all fall in 8 of the L1 cache's 64 sets); dtable (2, V, G).
  * The words of a batch are the innermost dimension, so every loop is vectorized over them.
  *
  * Exponentials use a vectorizable single-precision exp (the Cephes / sse_mathfun polynomial,
@@ -141,15 +142,15 @@ static void forward_step(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V,
 MIMICK_CLONES
 static void backward_step(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t t,
                           const float *acts, const float *cs, const float *tcs, const float *dh,
-                          float *dc, float *dgates)
+                          float *dc, float *dgates, Py_ssize_t ld)
 {
     Py_ssize_t G = 4 * H;
     for (Py_ssize_t d = 0; d < 2; d++) {
         for (Py_ssize_t j = 0; j < H; j++) {
             const float *ai = acts + ((t * 2 + d) * G + j) * B;
             Py_ssize_t s = ((t * 2 + d) * H + j) * B;
-            float *di = dgates + ((d * G + j) * T + t) * B;
-            Py_ssize_t dg_row = H * T * B;
+            float *di = dgates + (d * G + j) * ld + t * B;
+            Py_ssize_t dg_row = H * ld;
             backward_row(B, ai, ai + H * B, ai + 2 * H * B, ai + 3 * H * B, cs + s, tcs + s,
                          dh + (d * H + j) * B, dc + (d * H + j) * B,
                          di, di + dg_row, di + 2 * dg_row, di + 3 * dg_row);
@@ -163,18 +164,19 @@ static void backward_step(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t t
 #define TABLE_BLOCK 16
 MIMICK_CLONES
 static void table_grad(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V,
-                       const float *dgates, const int32_t *ids, float *dtable, float *buffer)
+                       const float *dgates, Py_ssize_t ld, const int32_t *ids, float *dtable,
+                       float *buffer)
 {
-    Py_ssize_t G = 4 * H, N = T * B;
+    Py_ssize_t G = 4 * H, N = T * B;  /* positions; rows are ld >= N apart */
     for (Py_ssize_t d = 0; d < 2; d++) {
-        const float *dg = dgates + d * G * N;
+        const float *dg = dgates + d * G * ld;
         const int32_t *id = ids + d * N;
         float *dt = dtable + d * V * G;
         for (Py_ssize_t p0 = 0; p0 < N; p0 += TABLE_BLOCK) {
             Py_ssize_t n = N - p0 < TABLE_BLOCK ? N - p0 : TABLE_BLOCK;
             for (Py_ssize_t k = 0; k < G; k++)
                 for (Py_ssize_t u = 0; u < n; u++)
-                    buffer[u * G + k] = dg[k * N + p0 + u];
+                    buffer[u * G + k] = dg[k * ld + p0 + u];
             for (Py_ssize_t u = 0; u < n; u++) {
                 float *restrict row = dt + (Py_ssize_t)id[p0 + u] * G;
                 const float *restrict src = buffer + u * G;
@@ -183,6 +185,68 @@ static void table_grad(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V,
             }
         }
     }
+}
+
+/* The BLAS sgemm (Fortran interface, 32-bit integers) that torch's CPU library exports (MKL in the
+ * x86 wheels), set by fast_bilstm.py after a self-check; NULL: the recurrences run in Python with
+ * torch's bmm and the steps above. */
+typedef void (*sgemm_fn)(const char *, const char *, const int *, const int *, const int *,
+                         const float *, const float *, const int *, const float *, const int *,
+                         const float *, float *, const int *);
+static sgemm_fn sgemm = NULL;
+
+/* Row-major C (M x N, ldc) = alpha A (M x K, lda; or its transpose when ta) B (K x N, ldb; or its
+ * transpose when tb) + beta C, through the column-major sgemm (C^T = B^T A^T). */
+static void gemm_rows(int ta, int tb, int M, int N, int K, float alpha, const float *A, int lda,
+                      const float *B, int ldb, float beta, float *C, int ldc)
+{
+    const char *opa = ta ? "T" : "N", *opb = tb ? "T" : "N";
+    sgemm(opb, opa, &N, &M, &K, &alpha, B, &ldb, A, &lda, &beta, C, &ldc);
+}
+
+/* The whole forward recurrence: for each step, acts[t] = W_hh h_t-1 (both directions), then the
+ * step's element-wise work. */
+static void forward_all(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, float *acts,
+                        const float *table, const int32_t *ids, float *cs, float *tcs, float *hs,
+                        const float *w_hh)
+{
+    Py_ssize_t G = 4 * H;
+    for (Py_ssize_t t = 0; t < T; t++) {
+        if (t) {
+            for (Py_ssize_t d = 0; d < 2; d++)
+                gemm_rows(0, 0, (int)G, (int)B, (int)H, 1.0f, w_hh + d * G * H, (int)H,
+                          hs + d * H * (T + 1) * B + t * B, (int)((T + 1) * B), 0.0f,
+                          acts + (t * 2 + d) * G * B, (int)B);
+        }
+        forward_step(T, H, B, V, t, acts, table, ids, cs, tcs, hs);
+    }
+}
+
+/* The whole backward recurrence: the steps' element-wise work, dh_t-1 = W_hh^T dgates_t, then
+ * dW_hh = sum_t dgates_t h_t-1^T (h_-1 = 0: from t = 1) and the table's gradient. */
+static void backward_all(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, const float *acts,
+                         const float *cs, const float *tcs, const float *hs, const float *w_hh,
+                         const int32_t *ids, float *dh, float *dc, float *dgates, Py_ssize_t ld,
+                         float *d_w_hh, float *dtable, float *buffer)
+{
+    Py_ssize_t G = 4 * H;
+    for (Py_ssize_t t = T - 1; t >= 0; t--) {
+        backward_step(T, H, B, t, acts, cs, tcs, dh, dc, dgates, ld);
+        if (t) {
+            for (Py_ssize_t d = 0; d < 2; d++)
+                gemm_rows(1, 0, (int)H, (int)B, (int)G, 1.0f, w_hh + d * G * H, (int)H,
+                          dgates + d * G * ld + t * B, (int)ld, 0.0f, dh + d * H * B, (int)B);
+        }
+    }
+    for (Py_ssize_t d = 0; d < 2; d++) {
+        if (T > 1)
+            gemm_rows(0, 1, (int)G, (int)H, (int)((T - 1) * B), 1.0f, dgates + d * G * ld + B,
+                      (int)ld, hs + d * H * (T + 1) * B + B, (int)((T + 1) * B), 0.0f,
+                      d_w_hh + d * G * H, (int)H);
+        else
+            memset(d_w_hh + d * G * H, 0, sizeof(float) * G * H);
+    }
+    table_grad(T, H, B, V, dgates, ld, ids, dtable, buffer);
 }
 
 /* ids (2, T, B) int32 from the batch's character ids chars (B, T) int64: the forward direction
@@ -230,36 +294,97 @@ static PyObject *py_forward_step(PyObject *self, PyObject *args)
 
 static PyObject *py_backward_step(PyObject *self, PyObject *args)
 {
-    Py_ssize_t T, H, B, t;
+    Py_ssize_t T, H, B, t, ld;
     unsigned long long acts, cs, tcs, dh, dc, dgates;
-    if (!PyArg_ParseTuple(args, "nnnnKKKKKK", &T, &H, &B, &t, &acts, &cs, &tcs, &dh, &dc, &dgates))
+    if (!PyArg_ParseTuple(args, "nnnnKKKKKKn", &T, &H, &B, &t, &acts, &cs, &tcs, &dh, &dc, &dgates, &ld))
         return NULL;
     Py_BEGIN_ALLOW_THREADS
     backward_step(T, H, B, t, (const float *)(uintptr_t)acts, (const float *)(uintptr_t)cs,
                   (const float *)(uintptr_t)tcs, (const float *)(uintptr_t)dh, (float *)(uintptr_t)dc,
-                  (float *)(uintptr_t)dgates);
+                  (float *)(uintptr_t)dgates, ld);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
 
 static PyObject *py_table_grad(PyObject *self, PyObject *args)
 {
-    Py_ssize_t T, H, B, V;
+    Py_ssize_t T, H, B, V, ld;
     unsigned long long dgates, ids, dtable;
-    if (!PyArg_ParseTuple(args, "nnnnKKK", &T, &H, &B, &V, &dgates, &ids, &dtable))
+    if (!PyArg_ParseTuple(args, "nnnnKnKK", &T, &H, &B, &V, &dgates, &ld, &ids, &dtable))
         return NULL;
     float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
     if (buffer == NULL)
         return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
-    table_grad(T, H, B, V, (const float *)(uintptr_t)dgates, (const int32_t *)(uintptr_t)ids,
+    table_grad(T, H, B, V, (const float *)(uintptr_t)dgates, ld, (const int32_t *)(uintptr_t)ids,
                (float *)(uintptr_t)dtable, buffer);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(buffer);
     Py_RETURN_NONE;
 }
 
+static PyObject *py_set_sgemm(PyObject *self, PyObject *args)
+{
+    unsigned long long address;
+    if (!PyArg_ParseTuple(args, "K", &address))
+        return NULL;
+    sgemm = (sgemm_fn)(uintptr_t)address;
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_has_sgemm(PyObject *self, PyObject *args)
+{
+    return PyBool_FromLong(sgemm != NULL);
+}
+
+static PyObject *py_forward_all(PyObject *self, PyObject *args)
+{
+    Py_ssize_t T, H, B, V;
+    unsigned long long acts, table, ids, cs, tcs, hs, w_hh;
+    if (!PyArg_ParseTuple(args, "nnnnKKKKKKK", &T, &H, &B, &V, &acts, &table, &ids, &cs, &tcs, &hs, &w_hh))
+        return NULL;
+    if (sgemm == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "no sgemm set (set_sgemm)");
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    forward_all(T, H, B, V, (float *)(uintptr_t)acts, (const float *)(uintptr_t)table,
+                (const int32_t *)(uintptr_t)ids, (float *)(uintptr_t)cs, (float *)(uintptr_t)tcs,
+                (float *)(uintptr_t)hs, (const float *)(uintptr_t)w_hh);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_backward_all(PyObject *self, PyObject *args)
+{
+    Py_ssize_t T, H, B, V, ld;
+    unsigned long long acts, cs, tcs, hs, w_hh, ids, dh, dc, dgates, d_w_hh, dtable;
+    if (!PyArg_ParseTuple(args, "nnnnKKKKKKKKKnKK", &T, &H, &B, &V, &acts, &cs, &tcs, &hs, &w_hh, &ids,
+                          &dh, &dc, &dgates, &ld, &d_w_hh, &dtable))
+        return NULL;
+    if (sgemm == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "no sgemm set (set_sgemm)");
+        return NULL;
+    }
+    float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
+    if (buffer == NULL)
+        return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    backward_all(T, H, B, V, (const float *)(uintptr_t)acts, (const float *)(uintptr_t)cs,
+                 (const float *)(uintptr_t)tcs, (const float *)(uintptr_t)hs,
+                 (const float *)(uintptr_t)w_hh, (const int32_t *)(uintptr_t)ids,
+                 (float *)(uintptr_t)dh, (float *)(uintptr_t)dc, (float *)(uintptr_t)dgates, ld,
+                 (float *)(uintptr_t)d_w_hh, (float *)(uintptr_t)dtable, buffer);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(buffer);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_sgemm", py_set_sgemm, METH_VARARGS, "The address of a BLAS sgemm_ (or 0)."},
+    {"has_sgemm", py_has_sgemm, METH_NOARGS, "Whether an sgemm is set."},
+    {"forward_all", py_forward_all, METH_VARARGS, "The BiLSTM's forward recurrence."},
+    {"backward_all", py_backward_all, METH_VARARGS, "The BiLSTM's backward recurrence and weight gradients."},
     {"prepare_ids", py_prepare_ids, METH_VARARGS, "The steps' character ids, both directions."},
     {"forward_step", py_forward_step, METH_VARARGS, "Step t of the BiLSTM, forward."},
     {"backward_step", py_backward_step, METH_VARARGS, "Step t of the BiLSTM, backward."},

@@ -15,6 +15,9 @@ length (the trainer batches them so) and the extension is built (``pip install``
 no C compiler was at hand, ``nn.LSTM`` runs instead: the same results, slower). Measured in
 ``benchmarks/train_throughput.py``; equality with ``nn.LSTM`` in ``tests/test_fast_bilstm.py``.
 """
+import ctypes
+import sys
+from pathlib import Path
 from typing import Optional, Tuple
 
 import torch
@@ -24,6 +27,38 @@ try:
     from . import _mimick_lstm
 except ImportError:  # built without a C compiler: MimickBiLSTM keeps nn.LSTM
     _mimick_lstm = None
+
+
+def _find_sgemm() -> int:
+    """The address of the BLAS ``sgemm_`` in torch's CPU library (MKL in the x86 wheels), checked
+    on a small product; 0 where there is none or it does not give the right answer."""
+    path = Path(torch.__file__).parent / "lib" / ("libtorch_cpu" + (".dylib" if sys.platform == "darwin" else ".so"))
+    try:
+        sgemm = ctypes.CDLL(str(path)).sgemm_
+    except (OSError, AttributeError):
+        return 0
+    a = torch.arange(6, dtype=torch.float32).view(2, 3)
+    b = torch.arange(12, dtype=torch.float32).view(3, 4) - 5
+    c = torch.full((2, 4), float("nan"))
+    i32, f32 = ctypes.c_int32, ctypes.c_float
+    ref = ctypes.byref
+    # row-major c = a @ b as the column-major c^T = b^T a^T
+    sgemm(b"N", b"N", ref(i32(4)), ref(i32(2)), ref(i32(3)), ref(f32(1.0)), ctypes.c_void_p(b.data_ptr()),
+          ref(i32(4)), ctypes.c_void_p(a.data_ptr()), ref(i32(3)), ref(f32(0.0)), ctypes.c_void_p(c.data_ptr()),
+          ref(i32(4)))
+    return ctypes.cast(sgemm, ctypes.c_void_p).value if torch.equal(c, a @ b) else 0
+
+
+if _mimick_lstm is not None:
+    # With it, each recurrence is one C call (no Python per character); without, the loops below.
+    _mimick_lstm.set_sgemm(_find_sgemm())
+
+
+_SGEMM = {"on": True}  # tests switch the C recurrences off to check the loops in Python
+
+
+def _has_sgemm() -> bool:
+    return _SGEMM["on"] and _mimick_lstm.has_sgemm()
 
 
 def available() -> bool:
@@ -70,8 +105,8 @@ class _CharBiLSTM(torch.autograd.Function):
         n_words, n_steps = chars.shape
         hidden, vocab = w_hh.shape[2], table.shape[2]
         gates = 4 * hidden
-        table = table.contiguous()
-        chars = chars.contiguous()
+        # Kept in variables: the C calls read their addresses, so the tensors must outlive them.
+        table, w_hh, chars = table.contiguous(), w_hh.contiguous(), chars.contiguous()
         if chars.dtype != torch.int64:
             raise TypeError(f"character ids must be int64, got {chars.dtype}")
         ids = torch.empty(2, n_steps, n_words, dtype=torch.int32)  # (2, T, B); backward direction reversed
@@ -86,13 +121,15 @@ class _CharBiLSTM(torch.autograd.Function):
         hs = torch.empty(2, hidden, n_steps + 1, n_words)
         cs[0] = 0.0  # c_-1 and h_-1; every later step is written by the C step
         hs[:, :, 0] = 0.0
-        step = _mimick_lstm.forward_step
         sizes = (n_steps, hidden, n_words, vocab)
         addresses = (acts.data_ptr(), table.data_ptr(), ids.data_ptr(), cs.data_ptr(), tcs.data_ptr(), hs.data_ptr())
-        for t in range(n_steps):
-            if t:  # the recurrent part of the gates; at t = 0, h is zero
-                torch.bmm(w_hh, hs[:, :, t], out=acts[t])
-            step(*sizes, t, *addresses)
+        if _has_sgemm():
+            _mimick_lstm.forward_all(*sizes, *addresses, w_hh.data_ptr())
+        else:
+            for t in range(n_steps):
+                if t:  # the recurrent part of the gates; at t = 0, h is zero
+                    torch.bmm(w_hh, hs[:, :, t], out=acts[t])
+                _mimick_lstm.forward_step(*sizes, t, *addresses)
         ctx.save_for_backward(w_hh, ids, acts, cs, tcs, hs)
         ctx.vocab = vocab
         return hs[:, :, n_steps]
@@ -104,19 +141,28 @@ class _CharBiLSTM(torch.autograd.Function):
         hidden = gates // 4
         dh = d_states.contiguous().clone()
         dc = torch.zeros_like(dh)
-        dgates = torch.empty(2, gates, n_steps, n_words)
+        # (2, 4H, T x B), its rows 16 floats longer (see _mimick_lstm.c: cache sets)
+        ld = n_steps * n_words + 16
+        dgates_rows = torch.empty(2, gates, ld)
+        dgates = dgates_rows[:, :, : n_steps * n_words]
+        d_table = torch.zeros(2, ctx.vocab, gates)
+        if _has_sgemm():
+            d_w_hh = torch.empty_like(w_hh)
+            _mimick_lstm.backward_all(
+                n_steps, hidden, n_words, ctx.vocab, acts.data_ptr(), cs.data_ptr(), tcs.data_ptr(), hs.data_ptr(),
+                w_hh.data_ptr(), ids.data_ptr(), dh.data_ptr(), dc.data_ptr(), dgates.data_ptr(), ld,
+                d_w_hh.data_ptr(), d_table.data_ptr())
+            return d_table.transpose(1, 2), d_w_hh, None
         w_hh_t = w_hh.transpose(1, 2)
-        step = _mimick_lstm.backward_step
-        sizes = (n_steps, hidden, n_words)
-        addresses = (acts.data_ptr(), cs.data_ptr(), tcs.data_ptr(), dh.data_ptr(), dc.data_ptr(), dgates.data_ptr())
+        addresses = (acts.data_ptr(), cs.data_ptr(), tcs.data_ptr(), dh.data_ptr(), dc.data_ptr(), dgates.data_ptr(), ld)
+        steps = dgates.view(2, gates, n_steps, n_words)
         for t in range(n_steps - 1, -1, -1):
-            step(*sizes, t, *addresses)
+            _mimick_lstm.backward_step(n_steps, hidden, n_words, t, *addresses)
             if t:
-                torch.bmm(w_hh_t, dgates[:, :, t], out=dh)
-        flat = dgates.view(2, gates, n_steps * n_words)
+                torch.bmm(w_hh_t, steps[:, :, t], out=dh)
         # h_t-1 for every step: (2, H, T x B) without a copy (hs keeps h_-1 = 0 at t = 0).
         h_prev = hs.as_strided((2, hidden, n_steps * n_words), hs.stride()[:2] + (1,))
-        d_w_hh = torch.bmm(flat, h_prev.transpose(1, 2))
-        d_table = torch.zeros(2, ctx.vocab, gates)
-        _mimick_lstm.table_grad(n_steps, hidden, n_words, ctx.vocab, dgates.data_ptr(), ids.data_ptr(), d_table.data_ptr())
+        d_w_hh = torch.bmm(dgates, h_prev.transpose(1, 2))
+        _mimick_lstm.table_grad(n_steps, hidden, n_words, ctx.vocab, dgates.data_ptr(), ld, ids.data_ptr(),
+                                d_table.data_ptr())
         return d_table.transpose(1, 2), d_w_hh, None

@@ -520,7 +520,7 @@ def train_mimick(
                 batch = batch_to(batcher.featurize(idx, config.typo_prob, py_rng), device)
                 idx_t = torch.from_numpy(idx).to(device)
                 pred = model.module(batch)
-                losses = objective(pred, target_t[idx_t], config.loss, scale, config, draw_negatives())
+                losses = objective(pred, target_t.index_select(0, idx_t), config.loss, scale, config, draw_negatives())
                 if config.freq_weight:
                     losses = losses * weight_t[idx_t]
                 loss = losses.mean()
