@@ -10,11 +10,12 @@ from setuptools import Extension, find_packages, setup
 
 # The paper model's BiLSTM steps for training on the CPU (spacy_mimick/vectors/fast_bilstm.py).
 # Optional: without a C compiler the install still succeeds and training uses nn.LSTM (same
-# results, slower). -fno-trapping-math lets GCC vectorize the gates' clamped exponentials.
-MIMICK_LSTM = Extension(
-    "spacy_mimick.vectors._mimick_lstm",
-    sources=["spacy_mimick/vectors/_mimick_lstm.c"],
-    extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-fno-trapping-math"],
+# results, slower). -fno-trapping-math and -fno-math-errno let GCC vectorize the clamped
+# exponentials and the square roots (nothing reads errno or traps on floating-point flags).
+CPU_KERNELS = Extension(
+    "spacy_mimick.vectors._cpu_kernels",
+    sources=["spacy_mimick/vectors/_cpu_kernels.c"],
+    extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-fno-trapping-math", "-fno-math-errno"],
     optional=True,
 )
 
@@ -27,7 +28,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=find_packages(include=["spacy_mimick", "spacy_mimick.*"]),
-    ext_modules=[MIMICK_LSTM],
+    ext_modules=[CPU_KERNELS],
     include_package_data=True,
     # The tagger's config templates, which init-config writes (spacy_mimick/tagger/recipes.py).
     package_data={"spacy_mimick.tagger.configs": ["*.cfg"]},

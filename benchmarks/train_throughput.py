@@ -232,7 +232,7 @@ EPOCH_LINE = re.compile(r"epoch +(\d+) +train loss [\d.]+ +dev loss ([\d.]+) .*\
 
 # `python -m spacy_mimick` with the C steps of the BiLSTM switched off: nn.LSTM, as before them.
 WITHOUT_C_STEPS = (
-    "import sys; from spacy_mimick.vectors import fast_bilstm; fast_bilstm._mimick_lstm = None; "
+    "import sys; from spacy_mimick.vectors import fast_bilstm; fast_bilstm._cpu_kernels = None; "
     "from spacy_mimick import cli; sys.argv = ['spacy_mimick'] + sys.argv[1:]; cli.main()"
 )
 

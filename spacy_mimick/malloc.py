@@ -1,4 +1,6 @@
-"""Stop glibc's heap from growing without bound while the tagger trains on CPU.
+"""glibc heap settings for CPU training: bounded growth for the tagger, a padded top for Mimick.
+
+``fix_mmap_threshold`` (the tagger):
 
 Training the tagger on UD_Russian-Taiga (15k training words, 300-d navec vectors) grew the
 process by 60-130 MB a second until it was killed at 23 GB; EWT (50-d) and Sequoia did not.
@@ -16,7 +18,8 @@ import ctypes
 import os
 import sys
 
-# mallopt's parameter number for the mmap threshold (malloc.h).
+# mallopt's parameter numbers (malloc.h).
+M_TOP_PAD = -2
 M_MMAP_THRESHOLD = -3
 # Blocks from 1 MiB up are mmapped: the per-update gradients and large activations, not the
 # many small tensors. The Taiga benchmark ran faster with it (0.65x the wall time).
@@ -53,3 +56,29 @@ def fix_mmap_threshold() -> bool:
         return False
     _applied = bool(mallopt(M_MMAP_THRESHOLD, threshold_bytes))
     return _applied
+
+
+# ``pad_heap_top`` (Mimick's trainer): each batch of the paper model allocates and frees a few
+# blocks of 0.2-2 MB (the BiLSTM's gates and states, fast_bilstm.py). glibc gives freed memory at
+# the top of the heap back to the system and takes it again for the next batch, and every page
+# taken again is a page fault the kernel zero-fills: 300k faults and about a second of system CPU
+# in a 5-epoch `train --paper`. Keeping 64 MiB of padding at the top (``M_TOP_PAD``) stops that
+# (86k faults, 0.4 s; benchmarks/train_throughput.py); glibc's own ``MALLOC_TOP_PAD_`` wins.
+TOP_PAD = 64 << 20
+_padded = None
+
+
+def pad_heap_top() -> bool:
+    """Keep ``TOP_PAD`` bytes at the top of glibc's heap (once per process); whether it is set."""
+    global _padded
+    if _padded is not None:
+        return _padded
+    _padded = False
+    if "MALLOC_TOP_PAD_" in os.environ or not sys.platform.startswith("linux"):
+        return False
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):  # not glibc (musl, ...)
+        return False
+    _padded = bool(mallopt(M_TOP_PAD, TOP_PAD))
+    return _padded

@@ -9,13 +9,14 @@ import torch
 
 from spacy_mimick.vectors import fast_bilstm
 from spacy_mimick.vectors.mimick_trainer import PAPER_ARCH, PAPER_CONFIG, train_mimick
+from spacy_mimick.vectors.paper_step import PaperModelStep
 from spacy_mimick.vectors.pytorch_mimick_model import MimickBiLSTM
 
 
 def test_the_extension_is_built_where_a_compiler_is():
     # `pip install` compiles it; only an install without a C compiler may lack it.
     assert fast_bilstm.available() or not sysconfig.get_config_var("CC"), (
-        "spacy_mimick.vectors._mimick_lstm was not built although Python has a C compiler configured; "
+        "spacy_mimick.vectors._cpu_kernels was not built although Python has a C compiler configured; "
         "reinstall with `pip install -e .` and read the build's output"
     )
 
@@ -50,13 +51,13 @@ needs_extension = pytest.mark.skipif(not fast_bilstm.available(), reason="built 
 def test_the_recurrences_run_in_c_with_torchs_sgemm():
     # torch's x86 wheels export MKL's sgemm_: each recurrence is then one C call.
     if fast_bilstm.available() and platform.machine() in ("x86_64", "AMD64"):
-        assert fast_bilstm._mimick_lstm.has_sgemm()
+        assert fast_bilstm._cpu_kernels.has_sgemm()
 
 
 @pytest.fixture(params=["C", "Python"])
 def recurrences(request, monkeypatch):
     """Both ways of running the recurrences: in C with sgemm, and the loops in Python with bmm."""
-    if request.param == "C" and not (fast_bilstm.available() and fast_bilstm._mimick_lstm.has_sgemm()):
+    if request.param == "C" and not (fast_bilstm.available() and fast_bilstm._cpu_kernels.has_sgemm()):
         pytest.skip("no sgemm in torch's library here: the loops in Python run")
     monkeypatch.setitem(fast_bilstm._SGEMM, "on", request.param == "C")
     return request.param
@@ -137,7 +138,7 @@ def test_training_with_it_follows_nn_lstm(glove_small, monkeypatch):
     config = replace(PAPER_CONFIG, max_epochs=3, patience=5)
     vectors = glove_small.subset(numpy.arange(1500))
     fast = train_mimick(vectors, PAPER_ARCH, config, progress=False, log=lambda m: None)
-    monkeypatch.setattr(fast_bilstm, "_mimick_lstm", None)
+    monkeypatch.setattr(fast_bilstm, "_cpu_kernels", None)
     assert not fast_bilstm.available()
     plain = train_mimick(vectors, PAPER_ARCH, config, progress=False, log=lambda m: None)
     fast_dev = [row.dev_loss for row in fast.history]
@@ -145,3 +146,37 @@ def test_training_with_it_follows_nn_lstm(glove_small, monkeypatch):
     assert len(fast_dev) == len(plain_dev) == 3
     assert fast_dev == pytest.approx(plain_dev, rel=1e-4)
     assert fast_dev[-1] < fast_dev[0]  # it learns
+
+
+@needs_extension
+@pytest.mark.parametrize("n_words,n_chars", [(128, 7), (3, 1), (41, 12)])
+def test_paper_step_gives_autograds_loss_and_gradients(n_words, n_chars, recurrences):
+    """PaperModelStep (no autograd) against autograd through MimickBiLSTM with nn.LSTM."""
+    torch.manual_seed(n_words)
+    module = MimickBiLSTM(n_chars=70, width=50)
+    assert PaperModelStep.usable(module)
+    chars = torch.randint(1, 70, (n_words, n_chars))
+    gold = torch.randn(n_words, 50)
+    batch = {"chars": chars, "lengths": torch.full((n_words,), n_chars)}
+    module.eval()  # eval: MimickBiLSTM runs nn.LSTM (autograd still records)
+    reference = ((module(batch) - gold) ** 2).sum(dim=1)
+    reference.mean().backward()
+    expected = {name: p.grad.clone() for name, p in module.named_parameters()}
+    for p in module.parameters():
+        p.grad = None
+    module.train()
+    losses = PaperModelStep(module)(chars, gold)
+    assert torch.allclose(losses, reference.detach(), rtol=1e-5, atol=1e-5)
+    for name, p in module.named_parameters():
+        assert p.grad is not None, name
+        scale = max(1e-3, float(expected[name].abs().max()))
+        assert torch.allclose(p.grad, expected[name], atol=1e-5 * scale, rtol=0), name
+
+
+def test_paper_step_applies_to_the_paper_model_only():
+    from spacy_mimick.vectors.pytorch_mimick_model import MimickHybrid, NgramBag
+
+    assert PaperModelStep.usable(MimickBiLSTM(n_chars=30, width=8)) == fast_bilstm.available()
+    assert not PaperModelStep.usable(MimickBiLSTM(n_chars=30, width=8, dropout=0.2))
+    assert not PaperModelStep.usable(MimickBiLSTM(n_chars=30, width=8, layers=2))
+    assert not PaperModelStep.usable(MimickHybrid(MimickBiLSTM(n_chars=30, width=8), NgramBag(50, 8)))

@@ -1,6 +1,7 @@
 """The fast training path: pre-encoded batches and the foreach optimizers give what the plain
 path (model.featurize, torch.optim) gives."""
 import random
+import sysconfig
 
 import numpy
 import pytest
@@ -76,10 +77,17 @@ def _train_steps(module, make_opt, batches, steps=6, clip=0.0):
 
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("clip", [0.0, 0.5])
-def test_optimizers_follow_torch_optim(glove_small, arch, clip):
+@pytest.mark.parametrize("kernel", ["C", "foreach"])
+def test_optimizers_follow_torch_optim(glove_small, arch, clip, kernel, monkeypatch):
     """optimizers.Adam / SparseAdam take the steps torch.optim.Adam / SparseAdam take, and
     Adam's own clipping (on its flat gradient) is torch's clip_grad_norm_ over the dense
-    weights (0.5 is below these batches' gradient norms: every step is clipped)."""
+    weights (0.5 is below these batches' gradient norms: every step is clipped). Adam's update
+    both ways: the C kernel (built by `pip install`) and torch's foreach ops (without it)."""
+    from spacy_mimick.vectors import optimizers
+    if kernel == "C":
+        assert optimizers._cpu_kernels is not None or not sysconfig.get_config_var("CC")
+    else:
+        monkeypatch.setattr(optimizers, "_cpu_kernels", None)
     words = glove_small.words[:200]
     model = MimickModel.create({"@architectures": arch}, words, glove_small.dim)
     batcher = _Batcher(model, words)

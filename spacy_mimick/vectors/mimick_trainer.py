@@ -39,9 +39,11 @@ from tqdm import tqdm
 
 from ..devices import batch_to, pipeline_device
 from ..errors import UserError
+from ..malloc import pad_heap_top
 from .features import encode_chars, encode_ngrams, normalize_word
 from .mimick_model import MimickModel
 from .optimizers import Adam, SparseAdam
+from .paper_step import PaperModelStep
 from .vectors_io import WordVectors
 
 LOSSES = ("l2", "cosine", "l2+cosine", "contrastive", "l2+contrastive")
@@ -467,6 +469,8 @@ def train_mimick(
         "lowercase": all(w == w.lower() for w in words),
     })
     model.to(device)
+    if device.type == "cpu":
+        pad_heap_top()  # the batches' large blocks stay in the heap: see spacy_mimick/malloc.py
     batcher = _Batcher(model, words)
     target_t = torch.from_numpy(targets).to(device)
     weight_t = torch.from_numpy(weights).to(device)
@@ -475,6 +479,9 @@ def train_mimick(
     optimizer = make_optimizer(model.module, config.learning_rate, config.sparse_learning_rate)
 
     contrastive = config.loss in ("contrastive", "l2+contrastive")
+    # The paper's model and loss: loss and gradients without autograd (fast_bilstm.PaperModelStep).
+    paper_step = PaperModelStep(model.module) if (
+        config.loss == "l2" and not config.freq_weight and PaperModelStep.usable(model.module)) else None
 
     def draw_negatives() -> Optional[torch.Tensor]:
         """Random training targets as extra InfoNCE negatives (contrastive losses only)."""
@@ -519,16 +526,22 @@ def train_mimick(
             for idx in bar:
                 batch = batch_to(batcher.featurize(idx, config.typo_prob, py_rng), device)
                 idx_t = torch.from_numpy(idx).to(device)
-                pred = model.module(batch)
-                losses = objective(pred, target_t.index_select(0, idx_t), config.loss, scale, config, draw_negatives())
-                if config.freq_weight:
-                    losses = losses * weight_t[idx_t]
-                loss = losses.mean()
-                batch_total = losses.sum().item()
-                if not math.isfinite(batch_total):
-                    raise diverged("training loss", epoch)
-                optimizer.zero_grad()
-                loss.backward()
+                gold = target_t.index_select(0, idx_t)
+                if paper_step is not None and bool((batch["lengths"] == batch["chars"].shape[1]).all()):
+                    batch_total = paper_step(batch["chars"], gold).sum().item()  # sets the gradients
+                    if not math.isfinite(batch_total):
+                        raise diverged("training loss", epoch)
+                else:
+                    pred = model.module(batch)
+                    losses = objective(pred, gold, config.loss, scale, config, draw_negatives())
+                    if config.freq_weight:
+                        losses = losses * weight_t[idx_t]
+                    loss = losses.mean()
+                    batch_total = losses.sum().item()
+                    if not math.isfinite(batch_total):
+                        raise diverged("training loss", epoch)
+                    optimizer.zero_grad()
+                    loss.backward()
                 optimizer.step(config.grad_clip)
                 total += batch_total
                 seen += len(idx)

@@ -11,12 +11,19 @@ torch.optim to float rounding.
 ``Adam`` also keeps its parameters in one flat buffer (each parameter a view of it) and clips
 the gradient norm itself: a step of the paper's BiLSTM is then a dozen ops on one tensor instead
 of ~10 ops for each of its 13 parameters plus ``clip_grad_norm_``'s per-tensor norms, which were
-about a tenth of a step's CPU time at batch 128 (docs/speed.md).
+about a tenth of a step's CPU time at batch 128 (docs/speed.md). On the CPU, with the C extension
+built (``_cpu_kernels``), those ops are one pass over the buffers.
 """
 import math
 from typing import Iterable, List, Optional
 
 import torch
+
+try:  # Adam's update in one pass of C (the extension fast_bilstm.py uses too)
+    from ._cpu_kernels import adam_update as _has_kernel  # noqa: F401
+    from . import _cpu_kernels
+except ImportError:  # built without a C compiler: torch's foreach ops, the same formulas
+    _cpu_kernels = None
 
 
 class Adam:
@@ -55,6 +62,9 @@ class Adam:
         ``torch.nn.utils.clip_grad_norm_(params, max_grad_norm)`` does (over those that exist)."""
         if self.flat is not None and all(p.grad is not None for p in self.params):
             grad = torch.cat([p.grad.reshape(-1) for p in self.params])
+            if _cpu_kernels is not None and self.flat.device.type == "cpu" and self.flat.dtype == torch.float32:
+                self._kernel_step(grad, max_grad_norm)
+                return
             if max_grad_norm:
                 coef = max_grad_norm / (float(torch.linalg.vector_norm(grad)) + 1e-6)
                 if coef < 1.0:
@@ -79,6 +89,20 @@ class Adam:
         torch._foreach_div_(denom, bias_correction2_sqrt)
         torch._foreach_add_(denom, self.eps)
         torch._foreach_addcdiv_(params, exp_avg, denom, -self.lr / bias_correction1)
+
+
+    def _kernel_step(self, grad: torch.Tensor, max_grad_norm: float) -> None:
+        """The step above as one pass of the C kernel over the flat buffers (CPU, float32)."""
+        coef = 1.0
+        if max_grad_norm:
+            coef = min(1.0, max_grad_norm / (math.sqrt(_cpu_kernels.sum_squares(grad.numel(), grad.data_ptr())) + 1e-6))
+        self.steps += 1
+        bias_correction1 = 1 - self.beta1 ** self.steps
+        bias_correction2_sqrt = math.sqrt(1 - self.beta2 ** self.steps)
+        _cpu_kernels.adam_update(
+            self.flat.numel(), self.flat.data_ptr(), grad.data_ptr(), self._exp_avg_flat.data_ptr(),
+            self._exp_avg_sq_flat.data_ptr(), coef, 1 - self.beta1, self.beta2, 1 - self.beta2,
+            self.lr / bias_correction1, bias_correction2_sqrt, self.eps)
 
 
 def _flatten(params: List[torch.Tensor]) -> Optional[torch.Tensor]:

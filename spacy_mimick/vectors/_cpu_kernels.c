@@ -1,6 +1,5 @@
-/* The element-wise steps of the paper model's character BiLSTM, forward and backward, for
- * training on the CPU (fast_bilstm.py holds the recurrence and the matrix products, which torch
- * does).
+/* CPU kernels of Mimick's trainer: the paper model's character BiLSTM, forward and backward
+ * (fast_bilstm.py), and Adam's update of a flat parameter buffer (optimizers.py).
  *
  * Why in C: with one-layer LSTMs of 50 units over words of ~7 characters, oneDNN's LSTM kernel is
  * three quarters of a training step and reaches a fifth to two fifths of the core's
@@ -8,7 +7,9 @@
  * What is lost is the gates' element-wise work between them. As separate torch operations it
  * costs more than the whole oneDNN kernel (a dozen small calls per character); here it is one
  * pass per character over a layout in which the batch is the innermost, contiguous dimension, so
- * every loop is vectorized over the words of the batch.
+ * every loop is vectorized over the words of the batch, and each recurrence is one call (the
+ * matrix products through the sgemm of torch's own BLAS). Adam's update, eight torch operations
+ * over the flat buffers, is one pass here.
  *
  * The arrays' layouts (all float32 but the character ids, C-contiguous, allocated and checked by
  * fast_bilstm.py; T characters, B words, H units, G = 4H gates in torch's order i, f, g, o, V
@@ -323,6 +324,70 @@ static PyObject *py_table_grad(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Adam (torch.optim.Adam's formulas, no weight decay) on flat float32 buffers: the gradient
+ * scaled by coef (clipping), then m = lerp(m, g, w1), v = beta2 v + w2 g^2,
+ * p -= step_size m / (sqrt(v) / bc2_sqrt + eps), with w1 = 1 - beta1 and w2 = 1 - beta2 computed
+ * in double by the caller, as torch does (1.0f - 0.999f is 1.3e-5 away from 0.001f). */
+MIMICK_CLONES
+static void adam_update(Py_ssize_t n, float *restrict param, const float *restrict grad,
+                        float *restrict m, float *restrict v, float coef, float w1, float beta2,
+                        float w2, float step_size, float bc2_sqrt, float eps)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        float g = grad[i] * coef;
+        float mi = m[i] + w1 * (g - m[i]);
+        float vi = v[i] * beta2 + w2 * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        float denom = __builtin_sqrtf(vi) / bc2_sqrt + eps;
+        param[i] += -step_size * (mi / denom);  /* torch's addcdiv: p + value * (m / denom) */
+    }
+}
+
+MIMICK_CLONES
+static double sum_squares(Py_ssize_t n, const float *restrict x)
+{
+    /* eight partial sums: independent chains the compiler can keep in one vector register */
+    double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, total = 0.0;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++)
+            part[k] += (double)x[i + k] * (double)x[i + k];
+    for (; i < n; i++)
+        total += (double)x[i] * (double)x[i];
+    for (int k = 0; k < 8; k++)
+        total += part[k];
+    return total;
+}
+
+static PyObject *py_adam_update(PyObject *self, PyObject *args)
+{
+    Py_ssize_t n;
+    unsigned long long param, grad, m, v;
+    float coef, w1, beta2, w2, step_size, bc2_sqrt, eps;
+    if (!PyArg_ParseTuple(args, "nKKKKfffffff", &n, &param, &grad, &m, &v, &coef, &w1, &beta2, &w2,
+                          &step_size, &bc2_sqrt, &eps))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    adam_update(n, (float *)(uintptr_t)param, (const float *)(uintptr_t)grad, (float *)(uintptr_t)m,
+                (float *)(uintptr_t)v, coef, w1, beta2, w2, step_size, bc2_sqrt, eps);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_sum_squares(PyObject *self, PyObject *args)
+{
+    Py_ssize_t n;
+    unsigned long long x;
+    double total;
+    if (!PyArg_ParseTuple(args, "nK", &n, &x))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    total = sum_squares(n, (const float *)(uintptr_t)x);
+    Py_END_ALLOW_THREADS
+    return PyFloat_FromDouble(total);
+}
+
 static PyObject *py_set_sgemm(PyObject *self, PyObject *args)
 {
     unsigned long long address;
@@ -381,6 +446,8 @@ static PyObject *py_backward_all(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
+    {"adam_update", py_adam_update, METH_VARARGS, "Adam's update of flat buffers."},
+    {"sum_squares", py_sum_squares, METH_VARARGS, "The sum of squares of a float32 buffer."},
     {"set_sgemm", py_set_sgemm, METH_VARARGS, "The address of a BLAS sgemm_ (or 0)."},
     {"has_sgemm", py_has_sgemm, METH_NOARGS, "Whether an sgemm is set."},
     {"forward_all", py_forward_all, METH_VARARGS, "The BiLSTM's forward recurrence."},
@@ -393,9 +460,9 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_mimick_lstm",
-    "Element-wise steps of the paper model's character BiLSTM, for training on the CPU.", -1,
+    PyModuleDef_HEAD_INIT, "_cpu_kernels",
+    "CPU kernels of Mimick's trainer: the paper model's BiLSTM, Adam's update.", -1,
     methods,
 };
 
-PyMODINIT_FUNC PyInit__mimick_lstm(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__cpu_kernels(void) { return PyModule_Create(&module); }
