@@ -209,13 +209,13 @@ static void gemm_rows(int ta, int tb, int M, int N, int K, float alpha, const fl
  * step's element-wise work. */
 static void forward_all(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, float *acts,
                         const float *table, const int32_t *ids, float *cs, float *tcs, float *hs,
-                        const float *w_hh)
+                        const float *const w_hh[2])
 {
     Py_ssize_t G = 4 * H;
     for (Py_ssize_t t = 0; t < T; t++) {
         if (t) {
             for (Py_ssize_t d = 0; d < 2; d++)
-                gemm_rows(0, 0, (int)G, (int)B, (int)H, 1.0f, w_hh + d * G * H, (int)H,
+                gemm_rows(0, 0, (int)G, (int)B, (int)H, 1.0f, w_hh[d], (int)H,
                           hs + d * H * (T + 1) * B + t * B, (int)((T + 1) * B), 0.0f,
                           acts + (t * 2 + d) * G * B, (int)B);
         }
@@ -226,16 +226,17 @@ static void forward_all(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, 
 /* The whole backward recurrence: the steps' element-wise work, dh_t-1 = W_hh^T dgates_t, then
  * dW_hh = sum_t dgates_t h_t-1^T (h_-1 = 0: from t = 1) and the table's gradient. */
 static void backward_all(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, const float *acts,
-                         const float *cs, const float *tcs, const float *hs, const float *w_hh,
-                         const int32_t *ids, float *dh, float *dc, float *dgates, Py_ssize_t ld,
-                         float *d_w_hh, float *dtable, float *buffer)
+                         const float *cs, const float *tcs, const float *hs,
+                         const float *const w_hh[2], const int32_t *ids, float *dh, float *dc,
+                         float *dgates, Py_ssize_t ld, float *const d_w_hh[2], float *dtable,
+                         float *buffer)
 {
     Py_ssize_t G = 4 * H;
     for (Py_ssize_t t = T - 1; t >= 0; t--) {
         backward_step(T, H, B, t, acts, cs, tcs, dh, dc, dgates, ld);
         if (t) {
             for (Py_ssize_t d = 0; d < 2; d++)
-                gemm_rows(1, 0, (int)H, (int)B, (int)G, 1.0f, w_hh + d * G * H, (int)H,
+                gemm_rows(1, 0, (int)H, (int)B, (int)G, 1.0f, w_hh[d], (int)H,
                           dgates + d * G * ld + t * B, (int)ld, 0.0f, dh + d * H * B, (int)B);
         }
     }
@@ -243,11 +244,121 @@ static void backward_all(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V,
         if (T > 1)
             gemm_rows(0, 1, (int)G, (int)H, (int)((T - 1) * B), 1.0f, dgates + d * G * ld + B,
                       (int)ld, hs + d * H * (T + 1) * B + B, (int)((T + 1) * B), 0.0f,
-                      d_w_hh + d * G * H, (int)H);
+                      d_w_hh[d], (int)H);
         else
-            memset(d_w_hh + d * G * H, 0, sizeof(float) * G * H);
+            memset(d_w_hh[d], 0, sizeof(float) * G * H);
     }
     table_grad(T, H, B, V, dgates, ld, ids, dtable, buffer);
+}
+
+/* The addresses paper_step reads, in this order (fast_bilstm.PAPER_STEP_ARRAYS names them). */
+enum {
+    /* inputs: the batch */
+    A_IDS, A_GOLD,
+    /* parameters */
+    A_EMBED, A_W_IH0, A_W_HH0, A_B_IH0, A_B_HH0, A_W_IH1, A_W_HH1, A_B_IH1, A_B_HH1, A_W1, A_B1, A_W2, A_B2,
+    /* their gradients (same shapes) */
+    A_G_EMBED, A_G_W_IH0, A_G_W_HH0, A_G_B_IH0, A_G_B_HH0, A_G_W_IH1, A_G_W_HH1, A_G_B_IH1, A_G_B_HH1,
+    A_G_W1, A_G_B1, A_G_W2, A_G_B2,
+    /* work space */
+    A_TABLE, A_ACTS, A_CS, A_TCS, A_HS, A_DH, A_DC, A_DGATES, A_DTABLE, A_HIDDEN, A_PRED, A_D_HIDDEN,
+    /* output: each word's loss */
+    A_LOSSES,
+    N_ARRAYS
+};
+
+/* The paper model's loss and gradients on one batch of B words of T characters (train --paper;
+ * fast_bilstm.PaperModelStep): characters -> embeddings E (V x I) -> BiLSTM (H units each way)
+ * -> final states s (2H) -> hidden = tanh(W1 s + b1) (M) -> pred = W2 hidden + b2 (D); loss of a
+ * word sum_k (pred_k - gold_k)^2, gradients of their mean. The MLP runs on transposed activations
+ * (features x words) so that it reads the states where the BiLSTM left them. */
+static void paper_step(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, Py_ssize_t I,
+                       Py_ssize_t M, Py_ssize_t D, Py_ssize_t ld, Py_ssize_t padding,
+                       float *const a[N_ARRAYS], float *buffer)
+{
+    Py_ssize_t G = 4 * H;
+    const float *E = a[A_EMBED];
+    const float *w_ih[2] = {a[A_W_IH0], a[A_W_IH1]};
+    const float *b_ih[2] = {a[A_B_IH0], a[A_B_IH1]}, *b_hh[2] = {a[A_B_HH0], a[A_B_HH1]};
+    const float *w_hh[2] = {a[A_W_HH0], a[A_W_HH1]};
+    float *table = a[A_TABLE], *hs = a[A_HS], *hidden = a[A_HIDDEN], *pred = a[A_PRED];
+    float *d_hidden = a[A_D_HIDDEN], *dtable = a[A_DTABLE], *losses = a[A_LOSSES];
+    const float *gold = a[A_GOLD];
+    const int32_t *ids = (const int32_t *)a[A_IDS];
+    /* the input table: W_ih E^T + b_ih + b_hh, (2, G, V) */
+    for (Py_ssize_t d = 0; d < 2; d++) {
+        float *td = table + d * G * V;
+        gemm_rows(0, 1, (int)G, (int)V, (int)I, 1.0f, w_ih[d], (int)I, E, (int)I, 0.0f, td, (int)V);
+        for (Py_ssize_t k = 0; k < G; k++) {
+            float bias = b_ih[d][k] + b_hh[d][k];
+            for (Py_ssize_t v = 0; v < V; v++)
+                td[k * V + v] += bias;
+        }
+    }
+    forward_all(T, H, B, V, a[A_ACTS], table, ids, a[A_CS], a[A_TCS], hs, w_hh);
+    /* the final states, transposed (2H x B): rows of hs at step T, (T + 1) B apart */
+    const float *states = hs + T * B;
+    int ls = (int)((T + 1) * B);
+    gemm_rows(0, 0, (int)M, (int)B, (int)(2 * H), 1.0f, a[A_W1], (int)(2 * H), states, ls, 0.0f, hidden, (int)B);
+    for (Py_ssize_t k = 0; k < M; k++)
+        for (Py_ssize_t r = 0; r < B; r++)
+            hidden[k * B + r] = tanh_approx(hidden[k * B + r] + a[A_B1][k]);
+    gemm_rows(0, 0, (int)D, (int)B, (int)M, 1.0f, a[A_W2], (int)M, hidden, (int)B, 0.0f, pred, (int)B);
+    for (Py_ssize_t r = 0; r < B; r++)
+        losses[r] = 0.0f;
+    float scale = 2.0f / (float)B;  /* d(mean loss) / d(pred - gold) */
+    for (Py_ssize_t k = 0; k < D; k++) {
+        for (Py_ssize_t r = 0; r < B; r++) {
+            float diff = pred[k * B + r] + a[A_B2][k] - gold[r * D + k];
+            losses[r] += diff * diff;
+            pred[k * B + r] = diff * scale;  /* now the gradient of pred */
+        }
+    }
+    /* the MLP backward */
+    const float *d_pred = pred;
+    gemm_rows(0, 1, (int)D, (int)M, (int)B, 1.0f, d_pred, (int)B, hidden, (int)B, 0.0f, a[A_G_W2], (int)M);
+    for (Py_ssize_t k = 0; k < D; k++) {
+        float total = 0.0f;
+        for (Py_ssize_t r = 0; r < B; r++)
+            total += d_pred[k * B + r];
+        a[A_G_B2][k] = total;
+    }
+    gemm_rows(1, 0, (int)M, (int)B, (int)D, 1.0f, a[A_W2], (int)M, d_pred, (int)B, 0.0f, d_hidden, (int)B);
+    for (Py_ssize_t k = 0; k < M; k++) {
+        float total = 0.0f;
+        for (Py_ssize_t r = 0; r < B; r++) {
+            float h = hidden[k * B + r];
+            float g = d_hidden[k * B + r] * (1.0f - h * h);
+            d_hidden[k * B + r] = g;
+            total += g;
+        }
+        a[A_G_B1][k] = total;
+    }
+    gemm_rows(0, 1, (int)M, (int)(2 * H), (int)B, 1.0f, d_hidden, (int)B, states, ls, 0.0f, a[A_G_W1], (int)(2 * H));
+    /* the gradient of the states, (2, H, B): the BiLSTM's dh */
+    gemm_rows(1, 0, (int)(2 * H), (int)B, (int)M, 1.0f, a[A_W1], (int)(2 * H), d_hidden, (int)B, 0.0f, a[A_DH], (int)B);
+    memset(a[A_DC], 0, sizeof(float) * 2 * H * B);
+    memset(dtable, 0, sizeof(float) * 2 * V * G);
+    float *g_w_hh[2] = {a[A_G_W_HH0], a[A_G_W_HH1]};
+    backward_all(T, H, B, V, a[A_ACTS], a[A_CS], a[A_TCS], hs, w_hh, ids, a[A_DH], a[A_DC],
+                 a[A_DGATES], ld, g_w_hh, dtable, buffer);
+    /* the table's gradient (2, V, G) -> W_ih, E and both biases */
+    float *g_w_ih[2] = {a[A_G_W_IH0], a[A_G_W_IH1]};
+    float *g_b_ih[2] = {a[A_G_B_IH0], a[A_G_B_IH1]}, *g_b_hh[2] = {a[A_G_B_HH0], a[A_G_B_HH1]};
+    for (Py_ssize_t d = 0; d < 2; d++) {
+        const float *dt = dtable + d * V * G;
+        gemm_rows(1, 0, (int)G, (int)I, (int)V, 1.0f, dt, (int)G, E, (int)I, 0.0f, g_w_ih[d], (int)I);
+        gemm_rows(0, 0, (int)V, (int)I, (int)G, 1.0f, dt, (int)G, w_ih[d], (int)I, d ? 1.0f : 0.0f,
+                  a[A_G_EMBED], (int)I);
+        for (Py_ssize_t k = 0; k < G; k++)
+            g_b_ih[d][k] = 0.0f;
+        for (Py_ssize_t v = 0; v < V; v++)
+            for (Py_ssize_t k = 0; k < G; k++)
+                g_b_ih[d][k] += dt[v * G + k];
+        memcpy(g_b_hh[d], g_b_ih[d], sizeof(float) * G);
+    }
+    if (padding >= 0)  /* nn.Embedding(padding_idx): that row gets no gradient */
+        memset(a[A_G_EMBED] + padding * I, 0, sizeof(float) * I);
 }
 
 /* ids (2, T, B) int32 from the batch's character ids chars (B, T) int64: the forward direction
@@ -413,9 +524,10 @@ static PyObject *py_forward_all(PyObject *self, PyObject *args)
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
+    const float *w[2] = {(const float *)(uintptr_t)w_hh, (const float *)(uintptr_t)w_hh + 4 * H * H};
     forward_all(T, H, B, V, (float *)(uintptr_t)acts, (const float *)(uintptr_t)table,
                 (const int32_t *)(uintptr_t)ids, (float *)(uintptr_t)cs, (float *)(uintptr_t)tcs,
-                (float *)(uintptr_t)hs, (const float *)(uintptr_t)w_hh);
+                (float *)(uintptr_t)hs, w);
     Py_END_ALLOW_THREADS
     Py_RETURN_NONE;
 }
@@ -435,17 +547,47 @@ static PyObject *py_backward_all(PyObject *self, PyObject *args)
     if (buffer == NULL)
         return PyErr_NoMemory();
     Py_BEGIN_ALLOW_THREADS
+    const float *w[2] = {(const float *)(uintptr_t)w_hh, (const float *)(uintptr_t)w_hh + 4 * H * H};
+    float *dw[2] = {(float *)(uintptr_t)d_w_hh, (float *)(uintptr_t)d_w_hh + 4 * H * H};
     backward_all(T, H, B, V, (const float *)(uintptr_t)acts, (const float *)(uintptr_t)cs,
-                 (const float *)(uintptr_t)tcs, (const float *)(uintptr_t)hs,
-                 (const float *)(uintptr_t)w_hh, (const int32_t *)(uintptr_t)ids,
-                 (float *)(uintptr_t)dh, (float *)(uintptr_t)dc, (float *)(uintptr_t)dgates, ld,
-                 (float *)(uintptr_t)d_w_hh, (float *)(uintptr_t)dtable, buffer);
+                 (const float *)(uintptr_t)tcs, (const float *)(uintptr_t)hs, w,
+                 (const int32_t *)(uintptr_t)ids, (float *)(uintptr_t)dh, (float *)(uintptr_t)dc,
+                 (float *)(uintptr_t)dgates, ld, dw, (float *)(uintptr_t)dtable, buffer);
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(buffer);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_paper_step(PyObject *self, PyObject *args)
+{
+    Py_ssize_t T, H, B, V, I, M, D, ld, padding, n;
+    unsigned long long addresses;
+    if (!PyArg_ParseTuple(args, "nnnnnnnnnKn", &T, &H, &B, &V, &I, &M, &D, &ld, &padding, &addresses, &n))
+        return NULL;
+    if (n != N_ARRAYS) {
+        PyErr_Format(PyExc_ValueError, "paper_step takes %d addresses, got %zd", (int)N_ARRAYS, n);
+        return NULL;
+    }
+    if (sgemm == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "no sgemm set (set_sgemm)");
+        return NULL;
+    }
+    float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
+    if (buffer == NULL)
+        return PyErr_NoMemory();
+    const uint64_t *raw = (const uint64_t *)(uintptr_t)addresses;
+    float *a[N_ARRAYS];
+    for (int k = 0; k < N_ARRAYS; k++)
+        a[k] = (float *)(uintptr_t)raw[k];
+    Py_BEGIN_ALLOW_THREADS
+    paper_step(T, H, B, V, I, M, D, ld, padding, a, buffer);
     Py_END_ALLOW_THREADS
     PyMem_RawFree(buffer);
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
+    {"paper_step", py_paper_step, METH_VARARGS, "The paper model's loss and gradients on one batch."},
     {"adam_update", py_adam_update, METH_VARARGS, "Adam's update of flat buffers."},
     {"sum_squares", py_sum_squares, METH_VARARGS, "The sum of squares of a float32 buffer."},
     {"set_sgemm", py_set_sgemm, METH_VARARGS, "The address of a BLAS sgemm_ (or 0)."},

@@ -57,8 +57,25 @@ if _cpu_kernels is not None:
 _SGEMM = {"on": True}  # tests switch the C recurrences off to check the loops in Python
 
 
-def _has_sgemm() -> bool:
-    return _SGEMM["on"] and _cpu_kernels.has_sgemm()
+def has_sgemm() -> bool:
+    """Whether the recurrences (and PaperModelStep) run as single C calls."""
+    return _cpu_kernels is not None and _SGEMM["on"] and _cpu_kernels.has_sgemm()
+
+
+def character_ids(chars: torch.Tensor, vocab: int) -> torch.Tensor:
+    """(2, T, B) int32: the characters each step reads, per direction, from ``chars`` (B, T) int64;
+    an IndexError names the first id outside the table (the C steps index it with them)."""
+    n_words, n_steps = chars.shape
+    if chars.dtype != torch.int64:
+        raise TypeError(f"character ids must be int64, got {chars.dtype}")
+    chars = chars.contiguous()
+    ids = torch.empty(2, n_steps, n_words, dtype=torch.int32)
+    bad = _cpu_kernels.prepare_ids(n_steps, n_words, vocab, chars.data_ptr(), ids.data_ptr())
+    if bad >= 0:
+        word, step = divmod(bad, n_steps)
+        raise IndexError(f"character id {int(chars[word, step])} of word {word} (character {step}) "
+                         f"is outside the model's {vocab} characters")
+    return ids
 
 
 def available() -> bool:
@@ -123,15 +140,8 @@ def forward_states(table: torch.Tensor, w_hh: torch.Tensor, chars: torch.Tensor)
     hidden, vocab = w_hh.shape[2], table.shape[2]
     gates = 4 * hidden
     # Kept in variables: the C calls read their addresses, so the tensors must outlive them.
-    table, w_hh, chars = table.contiguous(), w_hh.contiguous(), chars.contiguous()
-    if chars.dtype != torch.int64:
-        raise TypeError(f"character ids must be int64, got {chars.dtype}")
-    ids = torch.empty(2, n_steps, n_words, dtype=torch.int32)  # (2, T, B); backward direction reversed
-    bad = _cpu_kernels.prepare_ids(n_steps, n_words, vocab, chars.data_ptr(), ids.data_ptr())
-    if bad >= 0:  # the C steps index the table with them
-        word, step = divmod(bad, n_steps)
-        raise IndexError(f"character id {int(chars[word, step])} of word {word} (character {step}) "
-                         f"is outside the model's {vocab} characters")
+    table, w_hh = table.contiguous(), w_hh.contiguous()
+    ids = character_ids(chars, vocab)  # (2, T, B); backward direction reversed
     acts = torch.empty(n_steps, 2, gates, n_words)
     cs = torch.empty(n_steps + 1, 2, hidden, n_words)
     tcs = torch.empty(n_steps, 2, hidden, n_words)
@@ -140,7 +150,7 @@ def forward_states(table: torch.Tensor, w_hh: torch.Tensor, chars: torch.Tensor)
     hs[:, :, 0] = 0.0
     sizes = (n_steps, hidden, n_words, vocab)
     addresses = (acts.data_ptr(), table.data_ptr(), ids.data_ptr(), cs.data_ptr(), tcs.data_ptr(), hs.data_ptr())
-    if _has_sgemm():
+    if has_sgemm():
         _cpu_kernels.forward_all(*sizes, *addresses, w_hh.data_ptr())
     else:
         for t in range(n_steps):
@@ -162,7 +172,7 @@ def backward_states(saved: SavedStates, d_states: torch.Tensor) -> Tuple[torch.T
     dgates_rows = torch.empty(2, gates, ld)
     dgates = dgates_rows[:, :, : n_steps * n_words]
     d_table = torch.zeros(2, saved.vocab, gates)
-    if _has_sgemm():
+    if has_sgemm():
         d_w_hh = torch.empty_like(w_hh)
         _cpu_kernels.backward_all(
             n_steps, hidden, n_words, saved.vocab, acts.data_ptr(), cs.data_ptr(), tcs.data_ptr(), hs.data_ptr(),

@@ -1,11 +1,16 @@
 """The paper model's whole training step on the CPU without autograd (``train --paper``).
 
 ``PaperModelStep`` computes the loss and every gradient of ``MimickBiLSTM`` on one batch of words
-of one length, with the squared-L2 loss averaged over the batch: the BiLSTM through
-``fast_bilstm``'s C recurrences, the MLP's and the input table's products written out. Autograd's
-bookkeeping (a graph of ~40 nodes and their buffers per step) was a third of a step of this small
-model; the numbers are autograd's to float rounding (``tests/test_fast_bilstm.py``).
+of one length, with the squared-L2 loss averaged over the batch. With torch's sgemm at hand (see
+``fast_bilstm``) the whole step is one C call (``_cpu_kernels.paper_step``): the input table, the
+BiLSTM, the MLP and the loss forward and backward, the gradients written into one flat buffer.
+Otherwise the BiLSTM runs through ``fast_bilstm``'s steps and the MLP's and the table's products
+as torch operations. Autograd's bookkeeping (a graph of ~40 nodes and their buffers) and the
+dozens of small torch operations were over a third of a step of this small model; the numbers
+are autograd's to float rounding (``tests/test_fast_bilstm.py``).
 """
+from typing import List
+
 import torch
 from torch import nn
 
@@ -25,8 +30,24 @@ class PaperModelStep:
     extension built); the trainer falls back to autograd otherwise and for a batch of mixed lengths.
     """
 
+    # The parameters in the order of _cpu_kernels.c's enum (A_EMBED ... A_B2), by their names in
+    # MimickBiLSTM; their gradients follow in the same order.
+    PARAMETERS = (
+        "embed.weight", "lstm.weight_ih_l0", "lstm.weight_hh_l0", "lstm.bias_ih_l0", "lstm.bias_hh_l0",
+        "lstm.weight_ih_l0_reverse", "lstm.weight_hh_l0_reverse", "lstm.bias_ih_l0_reverse",
+        "lstm.bias_hh_l0_reverse", "mlp.0.weight", "mlp.0.bias", "mlp.2.weight", "mlp.2.bias",
+    )
+
     def __init__(self, module: nn.Module):
         self.module = module
+        named = dict(module.named_parameters())
+        self.params: List[torch.Tensor] = [named[name] for name in self.PARAMETERS]
+        # The gradients: views of one buffer that the C step writes (reused: each step replaces them).
+        self.grad_flat = torch.zeros(sum(p.numel() for p in self.params))
+        self.grads, offset = [], 0
+        for p in self.params:
+            self.grads.append(self.grad_flat[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
 
     @staticmethod
     def usable(module: nn.Module) -> bool:
@@ -44,6 +65,8 @@ class PaperModelStep:
     def __call__(self, chars: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
         """Sets ``.grad`` of every parameter of the module to the gradient of the batch's mean
         loss; returns the per-word losses."""
+        if fast_bilstm.has_sgemm():
+            return self._in_c(chars, gold)
         module = self.module
         lstm, embed, first, second = module.lstm, module.embed, module.mlp[0], module.mlp[2]
         n_words = chars.shape[0]
@@ -72,4 +95,46 @@ class PaperModelStep:
         lstm.weight_hh_l0.grad, lstm.weight_hh_l0_reverse.grad = d_w_hh[0], d_w_hh[1]
         lstm.bias_ih_l0.grad, lstm.bias_hh_l0.grad = d_bias[0], d_bias[0].clone()
         lstm.bias_ih_l0_reverse.grad, lstm.bias_hh_l0_reverse.grad = d_bias[1], d_bias[1].clone()
+        return losses
+
+    def _in_c(self, chars: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+        module = self.module
+        n_words, n_steps = chars.shape
+        vocab, char_dim = module.embed.weight.shape
+        hidden = module.lstm.hidden_size
+        mlp_hidden, width = module.mlp[0].out_features, module.mlp[2].out_features
+        gates = 4 * hidden
+        # Kept in variables until the call returns: the C step reads their addresses.
+        ids = fast_bilstm.character_ids(chars, vocab)
+        gold = gold.contiguous()
+        if gold.shape != (n_words, width) or gold.dtype != torch.float32:
+            raise ValueError(f"gold vectors: expected float32 ({n_words}, {width}), got {gold.dtype} {tuple(gold.shape)}")
+        params = [p.detach() for p in self.params]
+        if not all(p.is_contiguous() and p.dtype == torch.float32 for p in params):
+            raise ValueError("the paper step needs contiguous float32 parameters")
+        ld = n_steps * n_words + 16  # the gate gradients' rows (see _cpu_kernels.c: cache sets)
+        work = [
+            torch.empty(2, gates, vocab),  # table
+            torch.empty(n_steps, 2, gates, n_words),  # acts
+            torch.empty(n_steps + 1, 2, hidden, n_words),  # cs
+            torch.empty(n_steps, 2, hidden, n_words),  # tcs
+            torch.empty(2, hidden, n_steps + 1, n_words),  # hs
+            torch.empty(2, hidden, n_words),  # dh
+            torch.empty(2, hidden, n_words),  # dc
+            torch.empty(2, gates, ld),  # dgates
+            torch.empty(2, vocab, gates),  # dtable
+            torch.empty(mlp_hidden, n_words),  # hidden layer (transposed)
+            torch.empty(width, n_words),  # pred (transposed), then its gradient
+            torch.empty(mlp_hidden, n_words),  # the hidden layer's gradient
+        ]
+        work[2][0] = 0.0  # c_-1 and h_-1
+        work[4][:, :, 0] = 0.0
+        losses = torch.empty(n_words)
+        arrays = [ids, gold] + params + self.grads + work + [losses]
+        addresses = torch.tensor([t.data_ptr() for t in arrays], dtype=torch.int64)
+        padding = module.embed.padding_idx if module.embed.padding_idx is not None else -1
+        fast_bilstm._cpu_kernels.paper_step(n_steps, hidden, n_words, vocab, char_dim, mlp_hidden, width, ld,
+                                            padding, addresses.data_ptr(), len(arrays))
+        for p, g in zip(self.params, self.grads):
+            p.grad = g
         return losses
