@@ -1,4 +1,6 @@
 """Shared test fixtures: the real data beside the checkout (../shared/data)."""
+import shutil
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -79,3 +81,10 @@ def nlp_glove(glove_small):
         strings=nlp.vocab.strings, data=glove_small.matrix.copy(), keys=glove_small.words
     )
     return nlp
+
+
+def can_build_extensions() -> bool:
+    """Whether `pip install` here could compile a C extension: Python's C compiler and headers."""
+    compiler = (sysconfig.get_config_var("CC") or "").split()
+    headers = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    return bool(compiler) and shutil.which(compiler[0]) is not None and headers.exists()

@@ -1,12 +1,12 @@
 """The fast training path: pre-encoded batches and the foreach optimizers give what the plain
 path (model.featurize, torch.optim) gives."""
 import random
-import sysconfig
 
 import numpy
 import pytest
 import torch
 
+from conftest import can_build_extensions
 from spacy_mimick.vectors.mimick_model import MimickModel
 from spacy_mimick.vectors.mimick_trainer import _Batcher, make_optimizer, objective
 from spacy_mimick.vectors.optimizers import Adam, SparseAdam
@@ -85,7 +85,7 @@ def test_optimizers_follow_torch_optim(glove_small, arch, clip, kernel, monkeypa
     both ways: the C kernel (built by `pip install`) and torch's foreach ops (without it)."""
     from spacy_mimick.vectors import optimizers
     if kernel == "C":
-        assert optimizers._cpu_kernels is not None or not sysconfig.get_config_var("CC")
+        assert optimizers._cpu_kernels is not None or not can_build_extensions()
     else:
         monkeypatch.setattr(optimizers, "_cpu_kernels", None)
     words = glove_small.words[:200]

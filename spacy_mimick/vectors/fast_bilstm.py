@@ -6,13 +6,16 @@ final states), computed differently:
 - The input part of every gate depends on the character only: ``W_ih e_c + b_ih + b_hh`` is one
   table of 4H numbers per character and direction, computed once per batch (V x 20 x 4H products
   instead of one per character of every word). Each step gathers its rows.
-- The recurrent products run as torch matrix products over both directions at once; the gates'
-  element-wise work, the gathers and the table's gradient run in ``_cpu_kernels.c``, one pass per
-  character over a layout where the words of the batch are contiguous.
+- The recurrences run in ``_cpu_kernels.c``: each one C call whose matrix products go to the
+  ``sgemm`` of torch's own BLAS (found in its library and checked on a small product when this
+  module is imported; without it, the loops run here in Python with torch's ``bmm``), the gates'
+  element-wise work one pass per character over a layout where the words of the batch are
+  contiguous.
 
-Used by ``MimickBiLSTM`` while training on the CPU when every word of the batch has the same
-length (the trainer batches them so) and the extension is built (``pip install`` compiles it; if
-no C compiler was at hand, ``nn.LSTM`` runs instead: the same results, slower). Measured in
+``MimickBiLSTM`` uses it while training on the CPU when every word of the batch has the same
+length (the trainer batches them so); ``paper_step.PaperModelStep`` builds the whole training
+step of ``train --paper`` on it. Without the extension (``pip install`` compiles it; no C
+compiler at hand) ``nn.LSTM`` runs instead: the same results, slower. Measured in
 ``benchmarks/train_throughput.py``; equality with ``nn.LSTM`` in ``tests/test_fast_bilstm.py``.
 """
 import ctypes

@@ -9,6 +9,7 @@ as torch operations. Autograd's bookkeeping (a graph of ~40 nodes and their buff
 dozens of small torch operations were over a third of a step of this small model; the numbers
 are autograd's to float rounding (``tests/test_fast_bilstm.py``).
 """
+import math
 from typing import List
 
 import torch
@@ -48,6 +49,7 @@ class PaperModelStep:
         for p in self.params:
             self.grads.append(self.grad_flat[offset:offset + p.numel()].view_as(p))
             offset += p.numel()
+        self._work = None  # the C step's work space (_work_space)
 
     @staticmethod
     def usable(module: nn.Module) -> bool:
@@ -97,6 +99,18 @@ class PaperModelStep:
         lstm.bias_ih_l0_reverse.grad, lstm.bias_hh_l0_reverse.grad = d_bias[1], d_bias[1].clone()
         return losses
 
+    def _work_space(self, shapes) -> List[torch.Tensor]:
+        """Tensors of these shapes, carved from one buffer kept between steps (it grows to the
+        largest batch): a step then allocates nothing large. Each is 16-float aligned."""
+        sizes = [(math.prod(shape) + 15) // 16 * 16 for shape in shapes]
+        if self._work is None or self._work.numel() < sum(sizes):
+            self._work = torch.empty(sum(sizes))
+        views, offset = [], 0
+        for shape, size in zip(shapes, sizes):
+            views.append(self._work[offset:offset + math.prod(shape)].view(shape))
+            offset += size
+        return views
+
     def _in_c(self, chars: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
         module = self.module
         n_words, n_steps = chars.shape
@@ -113,20 +127,21 @@ class PaperModelStep:
         if not all(p.is_contiguous() and p.dtype == torch.float32 for p in params):
             raise ValueError("the paper step needs contiguous float32 parameters")
         ld = n_steps * n_words + 16  # the gate gradients' rows (see _cpu_kernels.c: cache sets)
-        work = [
-            torch.empty(2, gates, vocab),  # table
-            torch.empty(n_steps, 2, gates, n_words),  # acts
-            torch.empty(n_steps + 1, 2, hidden, n_words),  # cs
-            torch.empty(n_steps, 2, hidden, n_words),  # tcs
-            torch.empty(2, hidden, n_steps + 1, n_words),  # hs
-            torch.empty(2, hidden, n_words),  # dh
-            torch.empty(2, hidden, n_words),  # dc
-            torch.empty(2, gates, ld),  # dgates
-            torch.empty(2, vocab, gates),  # dtable
-            torch.empty(mlp_hidden, n_words),  # hidden layer (transposed)
-            torch.empty(width, n_words),  # pred (transposed), then its gradient
-            torch.empty(mlp_hidden, n_words),  # the hidden layer's gradient
+        shapes = [
+            (2, gates, vocab),  # table
+            (n_steps, 2, gates, n_words),  # acts
+            (n_steps + 1, 2, hidden, n_words),  # cs
+            (n_steps, 2, hidden, n_words),  # tcs
+            (2, hidden, n_steps + 1, n_words),  # hs
+            (2, hidden, n_words),  # dh
+            (2, hidden, n_words),  # dc
+            (2, gates, ld),  # dgates
+            (2, vocab, gates),  # dtable
+            (mlp_hidden, n_words),  # hidden layer (transposed)
+            (width, n_words),  # pred (transposed), then its gradient
+            (mlp_hidden, n_words),  # the hidden layer's gradient
         ]
+        work = self._work_space(shapes)
         work[2][0] = 0.0  # c_-1 and h_-1
         work[4][:, :, 0] = 0.0
         losses = torch.empty(n_words)

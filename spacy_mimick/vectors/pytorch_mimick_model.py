@@ -39,7 +39,7 @@ class MimickBiLSTM(nn.Module):
         chars, lengths = batch["chars"], batch["lengths"]
         same_length = bool((lengths == chars.shape[1]).all())
         if same_length and self.training and not self.dropout.p and fast_bilstm.usable(self.lstm, chars):
-            # Training on the CPU: the same function and gradients as below, ~2x faster per step.
+            # Training on the CPU: the same function and gradients as below, faster (fast_bilstm.py).
             return self.mlp(fast_bilstm.char_bilstm_states(self.embed, self.lstm, chars))
         emb = self.dropout(self.embed(chars))
         if same_length:
