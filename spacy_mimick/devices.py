@@ -8,10 +8,11 @@ weights or the one these functions return, so the same code runs on the CPU and 
   or ``spacy train --gpu-id N`` (thinc's ``CupyOps``), the CPU otherwise, as spaCy's own
   PyTorch-wrapped models do (``thinc.util.get_torch_default_device``).
 """
+import sys
 from typing import Dict
 
 import torch
-from thinc.util import get_torch_default_device
+
 from .errors import UserError
 
 
@@ -20,7 +21,13 @@ class DeviceError(UserError):
 
 
 def pipeline_device() -> torch.device:
-    """The torch device matching thinc's current ops (the pipeline's device)."""
+    """The torch device matching thinc's current ops (the pipeline's device). Before thinc is
+    imported nothing can have chosen a GPU (``spacy.require_gpu()`` imports it): the CPU, without
+    importing thinc (``train`` starts without spaCy and thinc)."""
+    if "thinc.util" not in sys.modules:
+        return torch.device("cpu")
+    from thinc.util import get_torch_default_device
+
     return get_torch_default_device()
 
 

@@ -239,3 +239,34 @@ def test_train_cli_caches_vectors_by_default(tmp_path, monkeypatch):
         assert result.exit_code == 0, result.output
         assert (tmp_path / "cache").exists() == (extra == [])
     assert len(list((tmp_path / "cache").glob("vectors-glove.txt.gz-*.npz"))) == 1
+
+
+def test_train_cli_starts_without_spacy_thinc_or_confection(tmp_path):
+    """`python -m spacy_mimick train` imports neither spaCy nor thinc nor confection (about half a
+    CPU-second of start-up and exit in a process of ~10: benchmarks/train_throughput.py), and
+    still resolves the architecture and saves a model that spaCy's registry can load."""
+    import gzip
+    import subprocess
+    import sys
+
+    from conftest import GLOVE, REPO
+
+    src = tmp_path / "glove.txt.gz"
+    with gzip.open(GLOVE, "rt") as f, gzip.open(src, "wt") as out:
+        out.writelines(line for _, line in zip(range(300), f))
+    code = (
+        "import sys\n"
+        "from spacy_mimick import cli\n"
+        f"sys.argv = ['spacy_mimick', 'train', {str(src)!r}, {str(tmp_path / 'm')!r}, '--paper', '--max-epochs', '1', "
+        "'--quiet', '--no-cache']\n"
+        "try:\n    cli.main()\nexcept SystemExit as stop:\n    assert not stop.code, stop.code\n"
+        "print(sorted(m for m in ('spacy', 'thinc', 'confection') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "[]"
+    from spacy.util import registry  # the saved config names an architecture spaCy's registry knows
+
+    assert registry.architectures.get("spacy_mimick.Mimick.v1") is not None
+    model = MimickModel.from_disk(tmp_path / "m")
+    assert model.predict(["crossing"]).shape == (1, 50)

@@ -9,7 +9,6 @@ from wasabi import msg
 
 from .app import app
 from .options import PAPER_SETUP, set_threads, threads_option, with_train_default
-from ..vectors.add_mimick import add_mimick, package_pipeline
 from ..atomic import terminate_as_interrupt
 from ..devices import torch_device
 from ..vectors.mimick_model import MimickModel
@@ -46,6 +45,8 @@ def add_cli(
     appears whole or not at all: a full disk, Ctrl-C or SIGTERM (exit 130) leave nothing there.
     `spacy.load(OUTPUT_DIR)` needs spacy-mimick installed.
     """
+    from ..vectors.add_mimick import add_mimick, package_pipeline  # spaCy: imported by the commands that use it
+
     if limit < 0:
         raise UserError(f"--limit must be >= 0, got {limit}")
     if output_dir.exists() and any(output_dir.iterdir()):

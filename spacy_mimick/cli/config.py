@@ -5,7 +5,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from confection import Config
 from wasabi import msg
 
 from ..atomic import atomic_file
@@ -67,6 +66,8 @@ def resolve_source(source: Path) -> Path:
 def check_source(source: Path, variant: str, recipe: str) -> None:
     """A pipeline folder whose tagger (and, for a variant with Mimick's vectors, its Mimick model)
     the fine-tuning config can read, or a UserError saying what is missing."""
+    from confection import Config
+
     if recipe != "typos":
         raise UserError(f"--source continues a trained tagger with the typos recipe; got --recipe {recipe!r}")
     if not (source / "config.cfg").is_file():

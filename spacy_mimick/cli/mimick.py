@@ -8,13 +8,11 @@ from typing import Callable, Dict, List, Optional
 
 import numpy
 import typer
-from spacy.cli._util import parse_config_overrides
 from wasabi import msg
 
 from .app import app
 from .options import PAPER_SETUP, set_threads, threads_option, with_train_default
 from ..devices import torch_device
-from ..vectors.mimick_component import blend_with_table, first_rare_row
 from ..vectors.mimick_model import MimickModel, check_model_output, is_model_dir
 from ..vectors.mimick_trainer import DEFAULT_ARCH, LOSSES, PAPER_ARCH, PAPER_CONFIG, TrainConfig, train_mimick
 from ..vectors.similarity import evaluate_similarity, read_similarity_pairs
@@ -41,6 +39,16 @@ def arch_config(arch: str, overrides: Dict[str, str]) -> Dict:
             raise typer.BadParameter(f"unknown option --{key}: architecture settings are --model.NAME VALUE")
         config[key[len("model."):]] = value
     return config
+
+
+def config_overrides(args: List[str]) -> Dict:
+    """spaCy's ``--section.key value`` overrides (``spacy.cli._util.parse_config_overrides``);
+    spaCy is imported only when there are some, so ``train`` starts without it."""
+    if not args:
+        return {}
+    from spacy.cli._util import parse_config_overrides
+
+    return parse_config_overrides(args)
 
 
 @app.command(
@@ -132,7 +140,7 @@ def train_cli(
     one OUTPUT_DIR the later save is kept, and says that it replaced the other run's model.
     """
     base_arch = PAPER_ARCH if paper else DEFAULT_ARCH
-    config = arch_config(arch or base_arch["@architectures"], parse_config_overrides(ctx.args))
+    config = arch_config(arch or base_arch["@architectures"], config_overrides(ctx.args))
     options = dict(
         max_epochs=max_epochs, batch_size=batch_size, learning_rate=learning_rate,
         sparse_learning_rate=sparse_learning_rate, patience=patience, loss=loss,
@@ -529,6 +537,8 @@ def similarity_lookups(
         def ensemble(w: str) -> numpy.ndarray:
             known = table.get(norm(w))
             return predicted[norm(w)] if known is None else unit_mean(known, predicted[norm(w)])
+
+        from ..vectors.mimick_component import blend_with_table, first_rare_row
 
         first_rare = first_rare_row(len(table), refine_rare)
 

@@ -7,15 +7,11 @@ and can draw the paper's seeded low-resource subsample (``--n-tokens``).
 from pathlib import Path
 from typing import List
 
-import spacy
 import typer
-from spacy.tokens import DocBin
 
 from .app import app
 from .options import set_threads, threads_option
-from ..vectors.add_mimick import load_pipeline
 from ..atomic import terminate_as_interrupt, write_bytes_atomic
-from ..ud.corpus import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
 from .user_errors import UserError, fail, user_errors
 
 
@@ -36,6 +32,11 @@ def convert_cli(
 ) -> None:
     """Convert each of INPUT_PATHS to OUTPUT_DIR/<name>.spacy (<name>.n<N>.s<SEED>.spacy when
     subsampled with --n-tokens N --seed SEED)."""
+    import spacy  # imported by the commands that use it: `train` starts without spaCy
+    from spacy.tokens import DocBin
+
+    from ..ud.corpus import ConlluFormatError, ConlluStats, read_conllu, subsample_by_tokens
+
     name_of = {path: path.stem + (f".n{n_tokens}.s{seed}" if n_tokens > 0 else "") for path in input_paths}
     first: dict = {}
     for path, name in name_of.items():
@@ -82,7 +83,8 @@ def tag_cli(
     """Tag INPUT_PATH's gold words with PIPELINE and write OUTPUT_PATH: the same file with the
     predicted UPOS and FEATS (FEATS sorted as UD requires) and everything else unchanged, ready
     for UD's evaluation script."""
-    from ..ud.corpus import tag_conllu
+    from ..ud.corpus import ConlluFormatError, tag_conllu
+    from ..vectors.add_mimick import load_pipeline
 
     if batch_size < 1:
         raise UserError(f"--batch-size must be >= 1, got {batch_size}")

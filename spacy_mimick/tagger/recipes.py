@@ -21,9 +21,10 @@ data) and Both.
 """
 from importlib import resources
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
-from confection import Config
+if TYPE_CHECKING:  # confection (pydantic) is imported where a config is read: the CLI starts faster
+    from confection import Config
 
 VARIANTS = ("nochar", "mimick", "chartag", "both")
 RECIPES = ("default", "paper", "typos")
@@ -95,11 +96,13 @@ def template_text(variant: str) -> str:
     return (resources.files(__package__) / "configs" / f"tagger_{variant}.cfg").read_text(encoding="utf8")
 
 
-def tagger_config(variant: str, recipe: str = "default", source: Optional[str] = None) -> Config:
+def tagger_config(variant: str, recipe: str = "default", source: Optional[str] = None) -> "Config":
     """The (uninterpolated) training config of ``variant`` with ``recipe``; with ``source`` (a
     trained pipeline's folder, typos recipe only), the config that continues that pipeline's
     tagger (:data:`FINETUNE`, and :data:`FINETUNE_FROZEN` for the variants with characters), with
     its vectors table, Mimick model and language."""
+    from confection import Config
+
     if recipe not in RECIPES:
         raise ValueError(f"unknown recipe {recipe!r}: expected one of {', '.join(RECIPES)}")
     if source is not None and recipe != "typos":

@@ -26,6 +26,8 @@ from typing import Optional, Tuple
 import torch
 from torch import nn
 
+from ..devices import on_cpu
+
 try:
     from . import _cpu_kernels
 except ImportError:  # built without a C compiler: MimickBiLSTM keeps nn.LSTM
@@ -96,8 +98,8 @@ def usable(lstm: nn.LSTM, chars: torch.Tensor) -> bool:
         and lstm.bias
         and lstm.batch_first
         and lstm.proj_size == 0
-        and chars.device.type == "cpu"
-        and lstm.weight_hh_l0.device.type == "cpu"
+        and on_cpu(chars.device)
+        and on_cpu(lstm.weight_hh_l0.device)
         and lstm.weight_hh_l0.dtype == torch.float32
         and chars.dim() == 2
         and chars.shape[0] > 0

@@ -1,7 +1,8 @@
 """A trained Mimick model: architecture, spelling vocabularies and weights, saved as one directory.
 
-The architectures are registered with spaCy (``spacy_mimick.Mimick.v1`` is the paper's model;
-new models get new names, released ones never change). An architecture function returns a
+The architectures are registered with spaCy through the package's entry points (setup.py:
+``spacy_mimick.Mimick.v1`` is the paper's model; new models get new names, released ones never
+change); this module does not import spaCy, so ``train`` starts without it. An architecture function returns a
 ``MimickSpec``: how to build the spelling features and the torch module for a given set of
 training words and output width. ``MimickModel`` ties a spec to its learned vocabularies and
 weights and predicts vectors for batches of words; it loads without the training vectors.
@@ -22,7 +23,6 @@ from typing import Any, Dict, List, Optional, Sequence, Union
 import numpy
 import srsly
 import torch
-from spacy.util import registry
 
 from ..atomic import atomic_directory, folder_lock
 from ..devices import batch_to, module_device, on_cpu
@@ -97,7 +97,6 @@ def _ngram_settings(n_min, n_max, min_ngram_count, max_ngrams) -> Dict:
     return dict(n_min=n_min, n_max=n_max, min_ngram_count=min_ngram_count, max_ngrams=max_ngrams)
 
 
-@registry.architectures("spacy_mimick.Mimick.v1")
 def build_mimick_v1(
     char_embed: int = 20, hidden: int = 50, layers: int = 1, mlp_hidden: int = 0,
     dropout: float = 0.0, max_chars: int = 64, min_char_count: int = 2,
@@ -112,7 +111,6 @@ def build_mimick_v1(
     return MimickSpec(True, False, {"max_chars": max_chars, **settings})
 
 
-@registry.architectures("spacy_mimick.MimickNgram.v1")
 def build_mimick_ngram_v1(
     n_min: int = 3, n_max: int = 6, min_ngram_count: int = 2, max_ngrams: int = 1_000_000,
     max_chars: int = 64,
@@ -122,7 +120,6 @@ def build_mimick_ngram_v1(
     return MimickSpec(False, True, {"max_chars": max_chars, **settings})
 
 
-@registry.architectures("spacy_mimick.MimickHybrid.v1")
 def build_mimick_hybrid_v1(
     char_embed: int = 20, hidden: int = 50, layers: int = 1, mlp_hidden: int = 0,
     dropout: float = 0.0, n_min: int = 3, n_max: int = 6, min_ngram_count: int = 2,
@@ -136,8 +133,25 @@ def build_mimick_hybrid_v1(
     return MimickSpec(True, True, {"max_chars": max_chars, **settings})
 
 
+# Registered with spaCy by setup.py's "spacy_architectures" entry points.
+ARCHITECTURES = {
+    "spacy_mimick.Mimick.v1": build_mimick_v1,
+    "spacy_mimick.MimickNgram.v1": build_mimick_ngram_v1,
+    "spacy_mimick.MimickHybrid.v1": build_mimick_hybrid_v1,
+}
+
+
 def resolve_architecture(arch_config: Dict[str, Any]) -> MimickSpec:
-    """Resolve ``{"@architectures": "spacy_mimick.Mimick.v1", ...}`` to its MimickSpec."""
+    """Resolve ``{"@architectures": "spacy_mimick.Mimick.v1", ...}`` to its MimickSpec.
+
+    One of this package's names with its defaults is built directly; anything else (settings,
+    which spaCy's registry validates, or another package's architecture) goes through spaCy's
+    registry."""
+    name = arch_config.get("@architectures") if isinstance(arch_config, dict) else None
+    if name in ARCHITECTURES and len(arch_config) == 1:
+        return ARCHITECTURES[name]()
+    from spacy.util import registry
+
     resolved = registry.resolve({"arch": arch_config})["arch"]
     if not isinstance(resolved, MimickSpec):
         raise MimickModelError(

@@ -37,7 +37,7 @@ import numpy
 import torch
 from tqdm import tqdm
 
-from ..devices import batch_to, pipeline_device
+from ..devices import batch_to, on_cpu, pipeline_device
 from ..errors import UserError
 from ..malloc import pad_heap_top
 from .features import encode_chars, encode_ngrams, normalize_word
@@ -469,7 +469,7 @@ def train_mimick(
         "lowercase": all(w == w.lower() for w in words),
     })
     model.to(device)
-    if device.type == "cpu":
+    if on_cpu(device):
         pad_heap_top()  # the batches' large blocks stay in the heap: see spacy_mimick/malloc.py
     batcher = _Batcher(model, words)
     target_t = torch.from_numpy(targets).to(device)

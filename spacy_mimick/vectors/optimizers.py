@@ -19,6 +19,8 @@ from typing import Iterable, List, Optional
 
 import torch
 
+from ..devices import on_cpu
+
 try:  # Adam's update in one pass of C (the extension fast_bilstm.py uses too)
     from ._cpu_kernels import adam_update as _has_kernel  # noqa: F401
     from . import _cpu_kernels
@@ -62,7 +64,7 @@ class Adam:
         ``torch.nn.utils.clip_grad_norm_(params, max_grad_norm)`` does (over those that exist)."""
         if self.flat is not None and all(p.grad is not None for p in self.params):
             grad = torch.cat([p.grad.reshape(-1) for p in self.params])
-            if _cpu_kernels is not None and self.flat.device.type == "cpu" and self.flat.dtype == torch.float32:
+            if _cpu_kernels is not None and on_cpu(self.flat.device) and self.flat.dtype == torch.float32:
                 self._kernel_step(grad, max_grad_norm)
                 return
             if max_grad_norm:
