@@ -285,6 +285,10 @@ static void paper_step(Py_ssize_t T, Py_ssize_t H, Py_ssize_t B, Py_ssize_t V, P
     float *d_hidden = a[A_D_HIDDEN], *dtable = a[A_DTABLE], *losses = a[A_LOSSES];
     const float *gold = a[A_GOLD];
     const int32_t *ids = (const int32_t *)a[A_IDS];
+    /* c_-1 = h_-1 = 0 */
+    memset(a[A_CS], 0, sizeof(float) * 2 * H * B);
+    for (Py_ssize_t row = 0; row < 2 * H; row++)
+        memset(hs + row * (T + 1) * B, 0, sizeof(float) * B);
     /* the input table: W_ih E^T + b_ih + b_hh, (2, G, V) */
     for (Py_ssize_t d = 0; d < 2; d++) {
         float *td = table + d * G * V;

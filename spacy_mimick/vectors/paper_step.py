@@ -9,12 +9,13 @@ as torch operations. Autograd's bookkeeping (a graph of ~40 nodes and their buff
 dozens of small torch operations were over a third of a step of this small model; the numbers
 are autograd's to float rounding (``tests/test_fast_bilstm.py``).
 """
-import math
 from typing import List
 
+import numpy
 import torch
 from torch import nn
 
+from ..devices import on_cpu
 from . import fast_bilstm
 from .pytorch_mimick_model import MimickBiLSTM
 
@@ -49,7 +50,10 @@ class PaperModelStep:
         for p in self.params:
             self.grads.append(self.grad_flat[offset:offset + p.numel()].view_as(p))
             offset += p.numel()
-        self._work = None  # the C step's work space (_work_space)
+        self._work = None  # the C step's work space (_work_addresses)
+        self._grad_addresses = [g.data_ptr() for g in self.grads]
+        self._addresses = numpy.empty(2 + 2 * len(self.params) + 12 + 1, dtype=numpy.int64)
+        self._checked: List[int] = []
 
     @staticmethod
     def usable(module: nn.Module) -> bool:
@@ -99,17 +103,18 @@ class PaperModelStep:
         lstm.bias_ih_l0_reverse.grad, lstm.bias_hh_l0_reverse.grad = d_bias[1], d_bias[1].clone()
         return losses
 
-    def _work_space(self, shapes) -> List[torch.Tensor]:
-        """Tensors of these shapes, carved from one buffer kept between steps (it grows to the
-        largest batch): a step then allocates nothing large. Each is 16-float aligned."""
-        sizes = [(math.prod(shape) + 15) // 16 * 16 for shape in shapes]
-        if self._work is None or self._work.numel() < sum(sizes):
-            self._work = torch.empty(sum(sizes))
-        views, offset = [], 0
-        for shape, size in zip(shapes, sizes):
-            views.append(self._work[offset:offset + math.prod(shape)].view(shape))
+    def _work_addresses(self, sizes: List[int]) -> List[int]:
+        """The addresses of float32 arrays of these sizes, carved from one buffer kept between
+        steps (it grows to the largest batch): a step allocates nothing large. 64-byte aligned."""
+        rounded = [(size + 15) // 16 * 16 for size in sizes]
+        if self._work is None or self._work.numel() < sum(rounded) + 16:
+            self._work = torch.empty(sum(rounded) + 16)
+        base = (self._work.data_ptr() + 63) // 64 * 64
+        addresses, offset = [], 0
+        for size in rounded:
+            addresses.append(base + 4 * offset)
             offset += size
-        return views
+        return addresses
 
     def _in_c(self, chars: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
         module = self.module
@@ -123,33 +128,33 @@ class PaperModelStep:
         gold = gold.contiguous()
         if gold.shape != (n_words, width) or gold.dtype != torch.float32:
             raise ValueError(f"gold vectors: expected float32 ({n_words}, {width}), got {gold.dtype} {tuple(gold.shape)}")
-        params = [p.detach() for p in self.params]
-        if not all(p.is_contiguous() and p.dtype == torch.float32 for p in params):
-            raise ValueError("the paper step needs contiguous float32 parameters")
+        param_addresses = [p.data_ptr() for p in self.params]
+        if param_addresses != self._checked:  # new parameter tensors (e.g. Adam's flat buffer): check them once
+            if not all(p.is_contiguous() and p.dtype == torch.float32 and on_cpu(p.device) for p in self.params):
+                raise ValueError("the paper step needs contiguous float32 parameters on the CPU")
+            self._checked = param_addresses
         ld = n_steps * n_words + 16  # the gate gradients' rows (see _cpu_kernels.c: cache sets)
-        shapes = [
-            (2, gates, vocab),  # table
-            (n_steps, 2, gates, n_words),  # acts
-            (n_steps + 1, 2, hidden, n_words),  # cs
-            (n_steps, 2, hidden, n_words),  # tcs
-            (2, hidden, n_steps + 1, n_words),  # hs
-            (2, hidden, n_words),  # dh
-            (2, hidden, n_words),  # dc
-            (2, gates, ld),  # dgates
-            (2, vocab, gates),  # dtable
-            (mlp_hidden, n_words),  # hidden layer (transposed)
-            (width, n_words),  # pred (transposed), then its gradient
-            (mlp_hidden, n_words),  # the hidden layer's gradient
-        ]
-        work = self._work_space(shapes)
-        work[2][0] = 0.0  # c_-1 and h_-1
-        work[4][:, :, 0] = 0.0
+        work = self._work_addresses([
+            2 * gates * vocab,  # table (2, G, V)
+            n_steps * 2 * gates * n_words,  # acts (T, 2, G, B)
+            (n_steps + 1) * 2 * hidden * n_words,  # cs (T + 1, 2, H, B)
+            n_steps * 2 * hidden * n_words,  # tcs (T, 2, H, B)
+            2 * hidden * (n_steps + 1) * n_words,  # hs (2, H, T + 1, B)
+            2 * hidden * n_words,  # dh (2, H, B)
+            2 * hidden * n_words,  # dc (2, H, B)
+            2 * gates * ld,  # dgates (2, G, ld)
+            2 * vocab * gates,  # dtable (2, V, G)
+            mlp_hidden * n_words,  # hidden layer, transposed (M, B)
+            width * n_words,  # pred, transposed (D, B), then its gradient
+            mlp_hidden * n_words,  # the hidden layer's gradient (M, B)
+        ])
         losses = torch.empty(n_words)
-        arrays = [ids, gold] + params + self.grads + work + [losses]
-        addresses = torch.tensor([t.data_ptr() for t in arrays], dtype=torch.int64)
+        self._addresses[:] = [ids.data_ptr(), gold.data_ptr()] + param_addresses + self._grad_addresses + work + [
+            losses.data_ptr()]
         padding = module.embed.padding_idx if module.embed.padding_idx is not None else -1
         fast_bilstm._cpu_kernels.paper_step(n_steps, hidden, n_words, vocab, char_dim, mlp_hidden, width, ld,
-                                            padding, addresses.data_ptr(), len(arrays))
+                                            padding, self._addresses.ctypes.data, len(self._addresses))
         for p, g in zip(self.params, self.grads):
-            p.grad = g
+            if p.grad is not g:  # set once (and again after a zero_grad); the C step rewrites them
+                p.grad = g
         return losses
