@@ -359,7 +359,7 @@ print("PHASES " + json.dumps(cpu), flush=True)
 
 PHASE_ROWS = (
     ("interpreter start-up", lambda p: p["start"]),
-    ("imports (torch, spaCy, typer, the package)", lambda p: p["imports"]),
+    ("imports (torch, typer, the package; `train` imports no spaCy)", lambda p: p["imports"]),
     ("reading the vectors", lambda p: p["read"]),
     ("rest of train_mimick (NFC words, targets, split, epoch loop)",
      lambda p: p["train_mimick"] - p["vocab"] - p["encode"] - p["check"] - p["steps"] - p["dev"]),

@@ -422,15 +422,29 @@ static PyObject *py_backward_step(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* The small buffer table_grad transposes through; with needs_sgemm, NULL (and a Python error)
+ * also when no sgemm is set. */
+static float *table_grad_buffer(Py_ssize_t H, int needs_sgemm)
+{
+    if (needs_sgemm && sgemm == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "no sgemm set (set_sgemm)");
+        return NULL;
+    }
+    float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
+    if (buffer == NULL)
+        PyErr_NoMemory();
+    return buffer;
+}
+
 static PyObject *py_table_grad(PyObject *self, PyObject *args)
 {
     Py_ssize_t T, H, B, V, ld;
     unsigned long long dgates, ids, dtable;
     if (!PyArg_ParseTuple(args, "nnnnKnKK", &T, &H, &B, &V, &dgates, &ld, &ids, &dtable))
         return NULL;
-    float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
+    float *buffer = table_grad_buffer(H, 0);
     if (buffer == NULL)
-        return PyErr_NoMemory();
+        return NULL;
     Py_BEGIN_ALLOW_THREADS
     table_grad(T, H, B, V, (const float *)(uintptr_t)dgates, ld, (const int32_t *)(uintptr_t)ids,
                (float *)(uintptr_t)dtable, buffer);
@@ -543,13 +557,9 @@ static PyObject *py_backward_all(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "nnnnKKKKKKKKKnKK", &T, &H, &B, &V, &acts, &cs, &tcs, &hs, &w_hh, &ids,
                           &dh, &dc, &dgates, &ld, &d_w_hh, &dtable))
         return NULL;
-    if (sgemm == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "no sgemm set (set_sgemm)");
-        return NULL;
-    }
-    float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
+    float *buffer = table_grad_buffer(H, 1);
     if (buffer == NULL)
-        return PyErr_NoMemory();
+        return NULL;
     Py_BEGIN_ALLOW_THREADS
     const float *w[2] = {(const float *)(uintptr_t)w_hh, (const float *)(uintptr_t)w_hh + 4 * H * H};
     float *dw[2] = {(float *)(uintptr_t)d_w_hh, (float *)(uintptr_t)d_w_hh + 4 * H * H};
@@ -572,13 +582,9 @@ static PyObject *py_paper_step(PyObject *self, PyObject *args)
         PyErr_Format(PyExc_ValueError, "paper_step takes %d addresses, got %zd", (int)N_ARRAYS, n);
         return NULL;
     }
-    if (sgemm == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "no sgemm set (set_sgemm)");
-        return NULL;
-    }
-    float *buffer = PyMem_RawMalloc(sizeof(float) * TABLE_BLOCK * 4 * H);
+    float *buffer = table_grad_buffer(H, 1);
     if (buffer == NULL)
-        return PyErr_NoMemory();
+        return NULL;
     const uint64_t *raw = (const uint64_t *)(uintptr_t)addresses;
     float *a[N_ARRAYS];
     for (int k = 0; k < N_ARRAYS; k++)
