@@ -158,7 +158,7 @@ def build_spacy_mimick_wheel(source_root: Path, dist: Path) -> Path:
         for name in SPACY_MIMICK_FILES:
             shutil.copy(source_root / name, src / name)
         shutil.copytree(source_root / SPACY_MIMICK_PACKAGE, src / SPACY_MIMICK_PACKAGE,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.pyd"))  # built anew
         wheel = build_sdist(src, "build_wheel", "wheels")
         return copy_atomic(wheel, dist)
 
