@@ -4,6 +4,7 @@ Entry points register the factories, architectures, scorers and readers with
 spaCy's registries, so ``spacy.blank("en").add_pipe("mimick_vectors")`` works
 without importing this package first.
 """
+import os
 import sys
 
 from setuptools import Extension, find_packages, setup
@@ -18,6 +19,10 @@ CPU_KERNELS = Extension(
     extra_compile_args=[] if sys.platform == "win32" else ["-O3", "-fno-trapping-math", "-fno-math-errno"],
     optional=True,
 )
+# SPACY_MIMICK_PURE_PYTHON=1: a py3-none-any wheel without the extension, which installs anywhere
+# (scripts/project/build_package.py puts one beside each packaged pipeline: a pipeline only predicts,
+# and prediction does not use the extension).
+EXT_MODULES = [] if os.environ.get("SPACY_MIMICK_PURE_PYTHON") == "1" else [CPU_KERNELS]
 
 setup(
     name="spacy-mimick",
@@ -28,7 +33,7 @@ setup(
     license="MIT",
     python_requires=">=3.9",
     packages=find_packages(include=["spacy_mimick", "spacy_mimick.*"]),
-    ext_modules=[CPU_KERNELS],
+    ext_modules=EXT_MODULES,
     include_package_data=True,
     # The tagger's config templates, which init-config writes (spacy_mimick/tagger/recipes.py).
     package_data={"spacy_mimick.tagger.configs": ["*.cfg"]},

@@ -5,8 +5,6 @@ index serves spacy-mimick, which comes from its own wheel in packages/dist), and
 by name: it tags POS and morphology and gives OOV words Mimick vectors."""
 import json
 import os
-import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +16,7 @@ import pytest
 import spacy
 from spacy.training.initialize import convert_vectors
 
-from conftest import REPO, can_build_extensions
+from conftest import REPO
 
 SCRIPTS = REPO / "scripts" / "project"
 sys.path.insert(0, str(SCRIPTS))
@@ -216,15 +214,9 @@ def test_package_installs_and_tags_in_a_fresh_venv(tmp_path):
     block = check_release.check(dist, PACKAGE, "The flatfish were hurtling .")
     assert block.startswith(f"#### `{PACKAGE}` 0.1.0 (license CC BY-SA 4.0)")
     assert f"--find-links {dist} {PACKAGE}" in block
-    # spacy-mimick's wheel: built for this platform when its C extension (the paper model's training
-    # step) could be compiled here, pure Python otherwise.
-    tags = set(re.findall(r"spacy_mimick-0\.1\.0-(\S+?)\.whl", block))
-    assert len(tags) == 1, block
-    version = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    if can_build_extensions() and sys.platform.startswith("linux") and platform.machine() == "x86_64":
-        assert tags == {f"{version}-{version}-linux_x86_64"}, block
-    else:
-        assert tags <= {"py3-none-any"} or all(t.startswith(version) for t in tags), block
+    # spacy-mimick's wheel beside the pipeline is pure Python (its C extension, which only Mimick's
+    # trainer uses, is left out), so the folder installs on any platform.
+    assert "spacy_mimick-0.1.0-py3-none-any.whl" in block
     assert "| flatfish | " in block and block.rstrip().splitlines()[-1].startswith("| . | PUNCT |")
 
 

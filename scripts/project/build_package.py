@@ -129,13 +129,13 @@ SPACY_MIMICK_FILES = ("setup.py", "README.md")
 SPACY_MIMICK_PACKAGE = "spacy_mimick"
 
 
-def build_sdist(package_dir: Path, hook: str = "build_sdist", out: str = "dist") -> Path:
+def build_sdist(package_dir: Path, hook: str = "build_sdist", out: str = "dist", extra_env=None) -> Path:
     """Build the sdist (or, with ``hook`` build_wheel, the wheel) into ``package_dir/out`` with
     setuptools' PEP 517 hook; setuptools' log is shown only if the build fails (its warnings, if
     any, always)."""
     # Without PYTHONDONTWRITEBYTECODE, where it is set: with it setuptools' build_wheel warns
     # "byte-compiling is disabled" for every build, about nothing a user can act on.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **(extra_env or {})}
     result = subprocess.run([sys.executable, "-c", BUILD, hook, out], cwd=package_dir,
                             capture_output=True, text=True, env=env)
     if result.returncode != 0:
@@ -147,8 +147,8 @@ def build_sdist(package_dir: Path, hook: str = "build_sdist", out: str = "dist")
 
 
 def build_spacy_mimick_wheel(source_root: Path, dist: Path) -> Path:
-    """spacy-mimick's wheel, built from a copy of ``source_root`` (setup.py, README.md, the
-    package) into ``dist``, replacing a wheel of the same name."""
+    """spacy-mimick's pure-Python wheel, built from a copy of ``source_root`` (setup.py, README.md,
+    the package) into ``dist``, replacing a wheel of the same name."""
     import shutil
     import tempfile
 
@@ -159,7 +159,9 @@ def build_spacy_mimick_wheel(source_root: Path, dist: Path) -> Path:
             shutil.copy(source_root / name, src / name)
         shutil.copytree(source_root / SPACY_MIMICK_PACKAGE, src / SPACY_MIMICK_PACKAGE,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.so", "*.pyd"))  # built anew
-        wheel = build_sdist(src, "build_wheel", "wheels")
+        # Pure Python (py3-none-any), without the C extension of Mimick's trainer: the wheel
+        # installs on any platform beside the pipeline, which only predicts.
+        wheel = build_sdist(src, "build_wheel", "wheels", extra_env={"SPACY_MIMICK_PURE_PYTHON": "1"})
         return copy_atomic(wheel, dist)
 
 
