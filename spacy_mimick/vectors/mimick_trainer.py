@@ -479,7 +479,7 @@ def train_mimick(
     optimizer = make_optimizer(model.module, config.learning_rate, config.sparse_learning_rate)
 
     contrastive = config.loss in ("contrastive", "l2+contrastive")
-    # The paper's model and loss: loss and gradients without autograd (fast_bilstm.PaperModelStep).
+    # The paper's model and loss: loss and gradients without autograd (paper_step.PaperModelStep).
     paper_step = PaperModelStep(model.module) if (
         config.loss == "l2" and not config.freq_weight and PaperModelStep.usable(model.module)) else None
 
