@@ -43,6 +43,7 @@ from spacy_mimick.vectors.mimick_trainer import (
     DEFAULT_ARCH, PAPER_ARCH, PAPER_CONFIG, TrainConfig, _Batcher, make_optimizer, train_mimick,
 )
 from spacy_mimick.vectors.paper_step import PaperModelStep
+from spacy_mimick.vectors.pytorch_mimick_model import one_length
 from spacy_mimick.vectors.vectors_io import read_vectors
 
 GLOVE = Path(__file__).resolve().parents[2] / "shared/data/embeddings/glove.6B.50d.top100k.txt.gz"
@@ -87,7 +88,7 @@ def trainer_rate(model, batcher, targets, batches, max_seconds) -> float:
     for idx in batches:
         batch = batcher.featurize(idx, 0.0, rng)
         gold = targets.index_select(0, torch.from_numpy(idx))
-        if paper_step is not None and bool((batch["lengths"] == batch["chars"].shape[1]).all()):
+        if paper_step is not None and one_length(batch):
             paper_step(batch["chars"], gold).sum().item()
         else:
             loss = ((model.module(batch) - gold) ** 2).sum(dim=1).mean()

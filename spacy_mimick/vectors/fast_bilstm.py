@@ -88,23 +88,36 @@ def available() -> bool:
     return _cpu_kernels is not None
 
 
-def usable(lstm: nn.LSTM, chars: torch.Tensor) -> bool:
-    """Whether ``char_bilstm_states`` can stand in for ``lstm`` on this batch."""
+def supports(lstm: nn.LSTM) -> bool:
+    """Whether the C steps compute ``lstm`` (built; one bidirectional float32 layer on the CPU)."""
     return (
         _cpu_kernels is not None
-        and torch.is_grad_enabled()
         and lstm.num_layers == 1
         and lstm.bidirectional
         and lstm.bias
         and lstm.batch_first
         and lstm.proj_size == 0
-        and on_cpu(chars.device)
         and on_cpu(lstm.weight_hh_l0.device)
         and lstm.weight_hh_l0.dtype == torch.float32
+    )
+
+
+def usable(lstm: nn.LSTM, chars: torch.Tensor) -> bool:
+    """Whether ``char_bilstm_states`` can stand in for ``lstm`` on this batch (gradients wanted)."""
+    return (
+        torch.is_grad_enabled()
+        and supports(lstm)
+        and on_cpu(chars.device)
         and chars.dim() == 2
         and chars.shape[0] > 0
         and chars.shape[1] > 0
     )
+
+
+def gate_rows_stride(n_steps: int, n_words: int) -> int:
+    """The distance between rows of the gate gradients (2, 4H, T x B): 16 floats more than a row,
+    so that with B = 128 the rows do not all fall in 8 of the L1 cache's 64 sets (_cpu_kernels.c)."""
+    return n_steps * n_words + 16
 
 
 def stacked_weights(lstm: nn.LSTM) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -172,8 +185,7 @@ def backward_states(saved: SavedStates, d_states: torch.Tensor) -> Tuple[torch.T
     hidden = gates // 4
     dh = d_states.contiguous().clone()
     dc = torch.zeros_like(dh)
-    # (2, 4H, T x B), its rows 16 floats longer (see _cpu_kernels.c: cache sets)
-    ld = n_steps * n_words + 16
+    ld = gate_rows_stride(n_steps, n_words)
     dgates_rows = torch.empty(2, gates, ld)
     dgates = dgates_rows[:, :, : n_steps * n_words]
     d_table = torch.zeros(2, saved.vocab, gates)

@@ -44,6 +44,7 @@ from .features import encode_chars, encode_ngrams, normalize_word
 from .mimick_model import MimickModel
 from .optimizers import Adam, SparseAdam
 from .paper_step import PaperModelStep
+from .pytorch_mimick_model import one_length
 from .vectors_io import WordVectors
 
 LOSSES = ("l2", "cosine", "l2+cosine", "contrastive", "l2+contrastive")
@@ -527,7 +528,7 @@ def train_mimick(
                 batch = batch_to(batcher.featurize(idx, config.typo_prob, py_rng), device)
                 idx_t = torch.from_numpy(idx).to(device)
                 gold = target_t.index_select(0, idx_t)
-                if paper_step is not None and bool((batch["lengths"] == batch["chars"].shape[1]).all()):
+                if paper_step is not None and one_length(batch):
                     batch_total = paper_step(batch["chars"], gold).sum().item()  # sets the gradients
                     if not math.isfinite(batch_total):
                         raise diverged("training loss", epoch)

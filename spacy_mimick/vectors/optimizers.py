@@ -47,8 +47,8 @@ class Adam:
         if self.flat is not None:
             self._exp_avg_flat = torch.zeros_like(self.flat)
             self._exp_avg_sq_flat = torch.zeros_like(self.flat)
-            self.exp_avg = _views(self._exp_avg_flat, self.params)
-            self.exp_avg_sq = _views(self._exp_avg_sq_flat, self.params)
+            self.exp_avg = flat_views(self._exp_avg_flat, self.params)
+            self.exp_avg_sq = flat_views(self._exp_avg_sq_flat, self.params)
         else:
             self.exp_avg = [torch.zeros_like(p) for p in self.params]
             self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
@@ -67,10 +67,9 @@ class Adam:
             if _cpu_kernels is not None and on_cpu(self.flat.device) and self.flat.dtype == torch.float32:
                 self._kernel_step(grad, max_grad_norm)
                 return
-            if max_grad_norm:
-                coef = max_grad_norm / (float(torch.linalg.vector_norm(grad)) + 1e-6)
-                if coef < 1.0:
-                    grad.mul_(coef)
+            coef = _clip_coef(max_grad_norm, lambda: float(torch.linalg.vector_norm(grad)))
+            if coef < 1.0:
+                grad.mul_(coef)
             params, grads = [self.flat], [grad]
             exp_avg, exp_avg_sq = [self._exp_avg_flat], [self._exp_avg_sq_flat]
         else:
@@ -81,30 +80,34 @@ class Adam:
             params, grads, exp_avg, exp_avg_sq = (list(x) for x in zip(*pairs))
             if max_grad_norm:
                 torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
-        self.steps += 1
+        bias_correction1, bias_correction2_sqrt = self._count_step()
         torch._foreach_lerp_(exp_avg, grads, 1 - self.beta1)
         torch._foreach_mul_(exp_avg_sq, self.beta2)
         torch._foreach_addcmul_(exp_avg_sq, grads, grads, 1 - self.beta2)
-        bias_correction1 = 1 - self.beta1 ** self.steps
-        bias_correction2_sqrt = math.sqrt(1 - self.beta2 ** self.steps)
         denom = torch._foreach_sqrt(exp_avg_sq)
         torch._foreach_div_(denom, bias_correction2_sqrt)
         torch._foreach_add_(denom, self.eps)
         torch._foreach_addcdiv_(params, exp_avg, denom, -self.lr / bias_correction1)
 
+    def _count_step(self):
+        """One more step: Adam's bias corrections 1 - beta1^t and sqrt(1 - beta2^t)."""
+        self.steps += 1
+        return 1 - self.beta1 ** self.steps, math.sqrt(1 - self.beta2 ** self.steps)
 
     def _kernel_step(self, grad: torch.Tensor, max_grad_norm: float) -> None:
         """The step above as one pass of the C kernel over the flat buffers (CPU, float32)."""
-        coef = 1.0
-        if max_grad_norm:
-            coef = min(1.0, max_grad_norm / (math.sqrt(_cpu_kernels.sum_squares(grad.numel(), grad.data_ptr())) + 1e-6))
-        self.steps += 1
-        bias_correction1 = 1 - self.beta1 ** self.steps
-        bias_correction2_sqrt = math.sqrt(1 - self.beta2 ** self.steps)
+        coef = min(1.0, _clip_coef(max_grad_norm, lambda: math.sqrt(_cpu_kernels.sum_squares(grad.numel(), grad.data_ptr()))))
+        bias_correction1, bias_correction2_sqrt = self._count_step()
         _cpu_kernels.adam_update(
             self.flat.numel(), self.flat.data_ptr(), grad.data_ptr(), self._exp_avg_flat.data_ptr(),
             self._exp_avg_sq_flat.data_ptr(), coef, 1 - self.beta1, self.beta2, 1 - self.beta2,
             self.lr / bias_correction1, bias_correction2_sqrt, self.eps)
+
+
+def _clip_coef(max_grad_norm: float, norm) -> float:
+    """clip_grad_norm_'s scale for a gradient whose norm ``norm()`` gives (computed only when
+    clipping): max_grad_norm / (norm + 1e-6); 1.0 without clipping."""
+    return max_grad_norm / (norm() + 1e-6) if max_grad_norm else 1.0
 
 
 def _flatten(params: List[torch.Tensor]) -> Optional[torch.Tensor]:
@@ -117,12 +120,13 @@ def _flatten(params: List[torch.Tensor]) -> Optional[torch.Tensor]:
             len({(p.device, p.dtype) for p in params}) != 1:
         return None
     flat = torch.cat([p.detach().reshape(-1) for p in params])
-    for p, view in zip(params, _views(flat, params)):
+    for p, view in zip(params, flat_views(flat, params)):
         p.data = view
     return flat
 
 
-def _views(flat: torch.Tensor, params: List[torch.Tensor]) -> List[torch.Tensor]:
+def flat_views(flat: torch.Tensor, params: List[torch.Tensor]) -> List[torch.Tensor]:
+    """Views of ``flat``, one per parameter, of its shape, in order."""
     views, offset = [], 0
     for p in params:
         views.append(flat[offset:offset + p.numel()].view_as(p))

@@ -17,6 +17,8 @@ from torch import nn
 
 from ..devices import on_cpu
 from . import fast_bilstm
+from .fast_bilstm import gate_rows_stride
+from .optimizers import flat_views
 from .pytorch_mimick_model import MimickBiLSTM
 
 
@@ -46,10 +48,7 @@ class PaperModelStep:
         self.params: List[torch.Tensor] = [named[name] for name in self.PARAMETERS]
         # The gradients: views of one buffer that the C step writes (reused: each step replaces them).
         self.grad_flat = torch.zeros(sum(p.numel() for p in self.params))
-        self.grads, offset = [], 0
-        for p in self.params:
-            self.grads.append(self.grad_flat[offset:offset + p.numel()].view_as(p))
-            offset += p.numel()
+        self.grads = flat_views(self.grad_flat, self.params)
         self._work = None  # the C step's work space (_work_addresses)
         self._grad_addresses = [g.data_ptr() for g in self.grads]
         self._addresses = numpy.empty(2 + 2 * len(self.params) + 12 + 1, dtype=numpy.int64)
@@ -63,9 +62,7 @@ class PaperModelStep:
         if not (len(mlp) == 3 and isinstance(mlp[0], nn.Linear) and isinstance(mlp[1], nn.Tanh)
                 and isinstance(mlp[2], nn.Linear)):
             return False
-        probe = torch.zeros(1, 1, dtype=torch.int64, device=module.embed.weight.device)
-        with torch.enable_grad():
-            return fast_bilstm.usable(module.lstm, probe)
+        return fast_bilstm.supports(module.lstm)
 
     @torch.no_grad()
     def __call__(self, chars: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
@@ -133,7 +130,7 @@ class PaperModelStep:
             if not all(p.is_contiguous() and p.dtype == torch.float32 and on_cpu(p.device) for p in self.params):
                 raise ValueError("the paper step needs contiguous float32 parameters on the CPU")
             self._checked = param_addresses
-        ld = n_steps * n_words + 16  # the gate gradients' rows (see _cpu_kernels.c: cache sets)
+        ld = gate_rows_stride(n_steps, n_words)
         work = self._work_addresses([
             2 * gates * vocab,  # table (2, G, V)
             n_steps * 2 * gates * n_words,  # acts (T, 2, G, B)

@@ -18,6 +18,12 @@ from torch.nn.utils.rnn import pack_padded_sequence
 from . import fast_bilstm
 
 
+def one_length(batch: Dict[str, torch.Tensor]) -> bool:
+    """Whether every word of a character batch fills its matrix (no padding): the batches the
+    trainer and ``predict`` make, which run without packing and through the C steps."""
+    return bool((batch["lengths"] == batch["chars"].shape[1]).all())
+
+
 class MimickBiLSTM(nn.Module):
     def __init__(
         self, n_chars: int, width: int, char_embed: int = 20, hidden: int = 50,
@@ -37,7 +43,7 @@ class MimickBiLSTM(nn.Module):
 
     def forward(self, batch: Dict[str, torch.Tensor]) -> torch.Tensor:
         chars, lengths = batch["chars"], batch["lengths"]
-        same_length = bool((lengths == chars.shape[1]).all())
+        same_length = one_length(batch)
         if same_length and self.training and not self.dropout.p and fast_bilstm.usable(self.lstm, chars):
             # Training on the CPU: the same function and gradients as below, faster (fast_bilstm.py).
             return self.mlp(fast_bilstm.char_bilstm_states(self.embed, self.lstm, chars))
